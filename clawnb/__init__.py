@@ -1,0 +1,74 @@
+"""clawnb — a Claude-Code-style coding agent that lives inside Jupyter.
+
+``import clawnb`` is cheap: public names load on first use, and nothing here imports httpx,
+IPython or ipywidgets. In a notebook, ``%load_ext clawnb`` registers the ``%%claw`` magic.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS: dict[str, str] = {
+    # types (ch4)
+    "AssistantTurn": "clawnb.types",
+    "Message": "clawnb.types",
+    "StopReason": "clawnb.types",
+    "TokenUsage": "clawnb.types",
+    "Tool": "clawnb.types",
+    "ToolCall": "clawnb.types",
+    "ToolDefinition": "clawnb.types",
+    "ToolSet": "clawnb.types",
+    "Provider": "clawnb.types",
+    "StreamProvider": "clawnb.types",
+    # events
+    "AgentEvent": "clawnb.events",
+    "StreamEvent": "clawnb.events",
+    "Approval": "clawnb.events",
+    "ApprovalRequest": "clawnb.events",
+    # errors
+    "ClawError": "clawnb.errors",
+    "ProviderError": "clawnb.errors",
+    # providers
+    "MockProvider": "clawnb.providers.mock",
+    "MockStreamProvider": "clawnb.providers.mock",
+    "ScriptedProvider": "clawnb.providers.replay",
+    # loops
+    "single_turn": "clawnb.agent",
+    "SimpleAgent": "clawnb.agent",
+    "StreamingAgent": "clawnb.agent",
+    "tool_summary": "clawnb.executor",
+    "ToolExecutor": "clawnb.executor",
+    "Gate": "clawnb.executor",
+    # tools
+    "ReadTool": "clawnb.tools.read",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'clawnb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext clawnb``: register the ``%%claw`` magics (imports stay lazy)."""
+    from .notebook import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from .notebook import unload_ipython_extension as _unload
+
+    _unload(ipython)

@@ -1,0 +1,230 @@
+"""The agentic loops (book ch3, ch5b, ch7).
+
+* :func:`single_turn` — one prompt, at most one round of tools (ch3).
+* :class:`SimpleAgent` — loop until the model stops; ``chat`` appends to the caller's history,
+  ``run_with_history`` reports :class:`~clawnb.events.AgentEvent` s instead of raising (ch7).
+* :class:`StreamingAgent` — the same loop over a streaming provider, forwarding text deltas
+  while the model generates (ch5b).
+
+The loop body is the book's: ask the model; if it wants tools, run them, append the assistant
+turn and one ``ToolResult`` per call, and go round again; otherwise append the turn and return
+its text. A turn that carries tool calls is always answered with their results, so the history
+invariant holds whatever the server's ``finish_reason`` said — also on cancellation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .errors import MaxTurnsExceeded
+from .events import AgentEvent, EventCallback, StreamEvent, emit
+from .executor import Gate, Intercept, ResultLimit, ToolExecutor, ToolsInterrupted, tool_summary
+from .types import (
+    AssistantTurn,
+    Message,
+    Provider,
+    StreamProvider,
+    Tool,
+    ToolCall,
+    ToolResult,
+    ToolSet,
+)
+
+__all__ = [
+    "AgentEvent",
+    "SimpleAgent",
+    "StreamingAgent",
+    "single_turn",
+    "tool_summary",
+]
+
+
+async def single_turn(provider: Provider, tools: ToolSet, prompt: str) -> str:
+    """Ask once; if the model calls tools, run them and ask once more (ch3)."""
+    messages: list[Message] = [Message.User(prompt)]
+    defs = tools.definitions()
+    turn = await provider.chat(messages, defs)
+    if not turn.tool_calls:
+        return turn.text or ""
+    results = await ToolExecutor(tools).run(turn.tool_calls)
+    messages.append(Message.Assistant(turn))
+    messages.extend(_results(turn.tool_calls, results))
+    final = await provider.chat(messages, defs)
+    return final.text or ""
+
+
+def _results(calls: list[ToolCall], results: list[str]) -> list[Message]:
+    return [ToolResult(call.id, content) for call, content in zip(calls, results, strict=True)]
+
+
+def _last_user_text(messages: list[Message]) -> str:
+    for msg in reversed(messages):
+        if isinstance(msg, Message.User):
+            return msg.content
+    return ""
+
+
+class _Loop:
+    """What SimpleAgent, StreamingAgent and PlanAgent share: tools, gate, limits, the step."""
+
+    def __init__(
+        self,
+        provider: Any,
+        *,
+        tools: Iterable[Tool] = (),
+        gate: Gate | None = None,
+        max_turns: int | None = None,
+        system_prompt: str | None = None,
+        context: Any = None,
+        result_limit: ResultLimit | None = None,
+        max_concurrency: int = 10,
+    ) -> None:
+        self.provider = provider
+        self.tools = ToolSet(tools)
+        self.gate = gate
+        self.max_turns = max_turns
+        self.system_prompt = system_prompt
+        self.context = context
+        self.result_limit = result_limit
+        self.max_concurrency = max_concurrency
+
+    def tool(self, tool: Tool) -> Any:
+        """Register a tool (builder style; a duplicate name replaces the earlier tool)."""
+        self.tools.push(tool)
+        return self
+
+    @property
+    def executor(self) -> ToolExecutor:
+        return ToolExecutor(
+            self.tools,
+            gate=self.gate,
+            max_concurrency=self.max_concurrency,
+            result_limit=self.result_limit,
+        )
+
+    def _prepare(self, messages: list[Message]) -> None:
+        if self.system_prompt is not None and not (
+            messages and isinstance(messages[0], Message.System)
+        ):
+            messages.insert(0, Message.System(self.system_prompt))
+
+    async def _ask(
+        self, messages: list[Message], on_event: EventCallback | None, tools: list[Any]
+    ) -> AssistantTurn:
+        return await self.provider.chat(messages, tools)
+
+    async def _loop(
+        self,
+        messages: list[Message],
+        on_event: EventCallback | None,
+        *,
+        visible: list[str] | None = None,
+        intercept: Intercept | None = None,
+        stop_when: Any = None,
+    ) -> str:
+        """The loop. ``visible`` limits the tools shown to the model; ``intercept`` may answer
+        calls directly; ``stop_when()`` ends the loop after a tool round (plan mode)."""
+        self._prepare(messages)
+        if self.gate is not None:
+            await self.gate.agent_start(_last_user_text(messages))
+        turns = 0
+        executor = self.executor
+        while True:
+            if self.max_turns is not None and turns >= self.max_turns:
+                raise MaxTurnsExceeded(self.max_turns)
+            turns += 1
+            defs = self.tools.definitions()
+            if visible is not None:
+                defs = [d for d in defs if d.name in visible]
+            turn = await self._ask(messages, on_event, defs)
+            await emit(on_event, AgentEvent.TurnEnd(turn))
+            if not turn.tool_calls:
+                text = turn.text or ""
+                messages.append(Message.Assistant(turn))
+                await self._after_turn(turn, messages)
+                await emit(on_event, AgentEvent.Done(text))
+                if self.gate is not None:
+                    await self.gate.agent_end(text)
+                return text
+            try:
+                results = await executor.run(turn.tool_calls, on_event, intercept=intercept)
+            except ToolsInterrupted as interrupted:
+                messages.append(Message.Assistant(turn))
+                messages.extend(_results(turn.tool_calls, interrupted.results))
+                raise
+            messages.append(Message.Assistant(turn))
+            messages.extend(_results(turn.tool_calls, results))
+            await self._after_turn(turn, messages)
+            if stop_when is not None and stop_when():
+                text = turn.text or ""
+                await emit(on_event, AgentEvent.Done(text))
+                return text
+
+    async def _after_turn(self, turn: AssistantTurn, messages: list[Message]) -> None:
+        if self.context is None:
+            return
+        if turn.usage is not None:
+            self.context.record(turn.usage)
+        await self.context.maybe_compact(self.provider, messages)
+
+
+class SimpleAgent(_Loop):
+    """The book's agent over a non-streaming :class:`~clawnb.types.Provider`."""
+
+    def __init__(self, provider: Provider, **options: Any) -> None:
+        super().__init__(provider, **options)
+
+    async def run(self, prompt: str) -> str:
+        return await self.chat([Message.User(prompt)])
+
+    async def chat(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
+        """Continue ``messages`` (appended to in place) until the model stops; return its text.
+        Provider errors propagate."""
+        return await self._loop(messages, on_event)
+
+    async def run_with_events(self, prompt: str, on_event: EventCallback) -> list[Message]:
+        return await self.run_with_history([Message.User(prompt)], on_event)
+
+    async def run_with_history(
+        self, messages: list[Message], on_event: EventCallback
+    ) -> list[Message]:
+        """Like :meth:`chat` but reports failures as ``AgentEvent.Error`` and returns the
+        (appended) history instead of raising."""
+        try:
+            await self._loop(messages, on_event)
+        except Exception as exc:
+            await emit(on_event, AgentEvent.Error(str(exc)))
+        return messages
+
+
+class StreamingAgent(_Loop):
+    """The loop over a :class:`~clawnb.types.StreamProvider`: text deltas reach ``on_event``
+    while the model is still generating."""
+
+    def __init__(self, provider: StreamProvider, **options: Any) -> None:
+        super().__init__(provider, **options)
+
+    async def run(self, prompt: str, on_event: EventCallback | None = None) -> str:
+        return await self.chat([Message.User(prompt)], on_event)
+
+    async def chat(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
+        """Stream until the model stops; a provider error is reported as ``AgentEvent.Error``
+        and then raised."""
+        try:
+            return await self._loop(messages, on_event)
+        except Exception as exc:
+            await emit(on_event, AgentEvent.Error(str(exc)))
+            raise
+
+    async def _ask(
+        self, messages: list[Message], on_event: EventCallback | None, tools: list[Any]
+    ) -> AssistantTurn:
+        async def forward(event: Any) -> None:
+            match event:
+                case StreamEvent.TextDelta(text=text):
+                    await emit(on_event, AgentEvent.TextDelta(text))
+                case StreamEvent.ReasoningDelta(text=text):
+                    await emit(on_event, AgentEvent.ReasoningDelta(text))
+
+        return await self.provider.stream_chat(messages, tools, forward)

@@ -1,0 +1,172 @@
+"""Events the engine emits and the approval hand-shake front ends answer.
+
+Two event families, both delivered through plain callbacks (``on_event(event)``; the callback
+may be a function or a coroutine function):
+
+* :class:`StreamEvent` — what a streaming provider sees on the wire (book ch5a).
+* :class:`AgentEvent` — what a loop tells its front end (book ch3/ch7, plus tool lifecycle).
+
+Front ends never reach into loops: they render these events and answer
+:class:`ApprovalRequest` s through an :data:`ApprovalCallback`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from .types import AssistantTurn, TokenUsage, ToolCall
+
+__all__ = [
+    "AgentEvent",
+    "Approval",
+    "ApprovalCallback",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "StreamEvent",
+    "emit",
+]
+
+
+class StreamEvent:
+    """Namespace of stream events: ``StreamEvent.TextDelta("Hi")`` etc."""
+
+    @dataclass(frozen=True)
+    class TextDelta:
+        text: str
+
+    @dataclass(frozen=True)
+    class ToolCallStart:
+        index: int
+        id: str
+        name: str
+
+    @dataclass(frozen=True)
+    class ToolCallDelta:
+        index: int
+        arguments: str
+
+    @dataclass(frozen=True)
+    class Done:
+        pass
+
+    # Extensions beyond the book: real servers send these.
+    @dataclass(frozen=True)
+    class ReasoningDelta:
+        text: str
+
+    @dataclass(frozen=True)
+    class Usage:
+        usage: TokenUsage
+
+
+class AgentEvent:
+    """Namespace of agent events: ``AgentEvent.TextDelta``, ``AgentEvent.ToolCall`` … ."""
+
+    @dataclass(frozen=True)
+    class TextDelta:
+        text: str
+
+    @dataclass(frozen=True)
+    class ToolCall:
+        """A tool call was announced (before it is gated or run). ``summary`` is the book's
+        ``tool_summary`` line."""
+
+        name: str
+        summary: str
+        id: str = ""
+        arguments: Any = None
+
+    @dataclass(frozen=True)
+    class Done:
+        text: str
+
+    @dataclass(frozen=True)
+    class Error:
+        message: str
+
+    # Extensions beyond the book, for rich front ends.
+    @dataclass(frozen=True)
+    class ReasoningDelta:
+        text: str
+
+    @dataclass(frozen=True)
+    class ToolRunning:
+        """The call passed every gate and is now running."""
+
+        id: str
+        name: str
+
+    @dataclass(frozen=True)
+    class ToolResult:
+        """A call finished. ``outcome`` is ``ok``, ``error``, ``denied``, ``blocked`` or
+        ``interrupted``."""
+
+        id: str
+        name: str
+        content: str
+        outcome: str = "ok"
+
+    @dataclass(frozen=True)
+    class TurnEnd:
+        """The model finished one reply (usage, if the server reported it, is on the turn)."""
+
+        turn: AssistantTurn
+
+
+EventCallback = Callable[[Any], Awaitable[None] | None]
+
+
+async def emit(on_event: EventCallback | None, event: Any) -> None:
+    """Deliver ``event`` to a sync or async callback (``None`` means nobody listens)."""
+    if on_event is None:
+        return
+    result = on_event(event)
+    if inspect.isawaitable(result):
+        await result
+
+
+class ApprovalDecision(str, Enum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class Approval:
+    """A front end's answer to an :class:`ApprovalRequest`."""
+
+    decision: ApprovalDecision
+    reason: str = ""
+
+    @classmethod
+    def allow_once(cls) -> Approval:
+        return cls(ApprovalDecision.ALLOW_ONCE)
+
+    @classmethod
+    def allow_session(cls) -> Approval:
+        return cls(ApprovalDecision.ALLOW_SESSION)
+
+    @classmethod
+    def deny(cls, reason: str = "") -> Approval:
+        return cls(ApprovalDecision.DENY, reason)
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision is not ApprovalDecision.DENY
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """The engine asks a person whether ``call`` may run."""
+
+    call: ToolCall
+    summary: str
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+ApprovalCallback = Callable[[ApprovalRequest], Awaitable[Approval]]

@@ -1,0 +1,237 @@
+"""Running the tool calls of one assistant turn.
+
+Every loop (SimpleAgent, StreamingAgent, PlanAgent, subagents) hands its calls to a
+:class:`ToolExecutor`, so every call goes through the same pipeline::
+
+    intercept? ─► unknown tool? ─► bad JSON arguments? ─► gate.before_tool ─► tool.call
+              ─► gate.after_tool ─► result limit ─► result (in the original call order)
+
+Refusals are results, never exceptions: an unknown tool, invalid arguments, a denied approval
+or a hook block all become text the model can read. Consecutive calls to tools that declare
+``concurrency_safe = True`` run concurrently (bounded); every other call runs alone, in order.
+
+If the task is cancelled (kernel interrupt, Ctrl-C) while tools run, the executor cancels the
+running tools (which kill their process groups), fills every missing result with
+``error: interrupted by user`` and raises :class:`ToolsInterrupted` carrying the complete
+result list, so the loop can keep the history valid before re-raising.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .events import AgentEvent, EventCallback, emit
+from .types import Tool, ToolCall, ToolSet
+
+__all__ = [
+    "INTERRUPTED_RESULT",
+    "Gate",
+    "Refusal",
+    "ToolExecutor",
+    "ToolsInterrupted",
+    "tool_summary",
+]
+
+INTERRUPTED_RESULT = "error: interrupted by user"
+
+# Keys whose value summarises a call, in the book's order (first key *present* wins).
+_SUMMARY_KEYS = ("command", "path", "question")
+
+
+def tool_summary(call: ToolCall) -> str:
+    """The book's one-line summary: ``"    [bash: ls -la]"`` or ``"    [name]"``."""
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    for key in _SUMMARY_KEYS:
+        if key in args:
+            value = args[key]
+            if isinstance(value, str):
+                return f"    [{call.name}: {value}]"
+            break
+    return f"    [{call.name}]"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A gate's "no": ``content`` becomes the tool result; ``outcome`` is ``denied`` or
+    ``blocked`` (for front ends)."""
+
+    content: str
+    outcome: str = "denied"
+
+
+class Gate:
+    """Callbacks around every tool call. The default lets everything through.
+
+    The safety layer's pipeline (hooks → safety checks → permissions/approval) subclasses this.
+    """
+
+    async def agent_start(self, prompt: str) -> None:
+        return None
+
+    async def before_tool(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+        """Return the call to run (possibly with modified arguments) or a :class:`Refusal`."""
+        return call
+
+    async def after_tool(self, call: ToolCall, result: str) -> str:
+        return result
+
+    async def agent_end(self, response: str) -> None:
+        return None
+
+
+class ToolsInterrupted(asyncio.CancelledError):
+    """Cancellation while tools ran; ``results`` has one entry per call (missing ones filled)."""
+
+    def __init__(self, results: list[str]):
+        super().__init__("interrupted by user")
+        self.results = results
+
+
+Intercept = Callable[[ToolCall], "str | None"]
+ResultLimit = Callable[[ToolCall, str], str]
+
+
+class ToolExecutor:
+    """Runs one turn's calls against a :class:`ToolSet`."""
+
+    def __init__(
+        self,
+        tools: ToolSet,
+        *,
+        gate: Gate | None = None,
+        max_concurrency: int = 10,
+        result_limit: ResultLimit | None = None,
+    ) -> None:
+        self.tools = tools
+        self.gate = gate
+        self.max_concurrency = max_concurrency
+        self.result_limit = result_limit
+
+    async def run(
+        self,
+        calls: list[ToolCall],
+        on_event: EventCallback | None = None,
+        *,
+        intercept: Intercept | None = None,
+    ) -> list[str]:
+        """Run ``calls`` and return their results in call order.
+
+        ``intercept(call)`` may answer a call directly (plan mode's ``exit_plan`` and blocked
+        tools); intercepted calls emit no events.
+        """
+        results: list[str | None] = [None] * len(calls)
+        pending: list[int] = []
+        for i, call in enumerate(calls):
+            answer = intercept(call) if intercept is not None else None
+            if answer is not None:
+                results[i] = answer
+            else:
+                pending.append(i)
+        for i in pending:
+            call = calls[i]
+            await emit(
+                on_event,
+                AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
+            )
+        try:
+            for group in self._groups(calls, pending):
+                if len(group) == 1:
+                    i = group[0]
+                    results[i] = await self._run_one(calls[i], on_event)
+                else:
+                    await self._run_concurrently(calls, group, results, on_event)
+        except asyncio.CancelledError:
+            filled = [r if r is not None else INTERRUPTED_RESULT for r in results]
+            for i in pending:
+                if results[i] is None:
+                    call = calls[i]
+                    await _emit_quietly(
+                        on_event,
+                        AgentEvent.ToolResult(call.id, call.name, INTERRUPTED_RESULT, "interrupted"),
+                    )
+            raise ToolsInterrupted(filled) from None
+        return [r if r is not None else INTERRUPTED_RESULT for r in results]
+
+    def _is_concurrent(self, call: ToolCall) -> bool:
+        tool = self.tools.get(call.name)
+        return bool(tool is not None and getattr(tool, "concurrency_safe", False))
+
+    def _groups(self, calls: list[ToolCall], pending: list[int]) -> list[list[int]]:
+        groups: list[list[int]] = []
+        for i in pending:
+            if (
+                groups
+                and self._is_concurrent(calls[i])
+                and self._is_concurrent(calls[groups[-1][-1]])
+            ):
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+        return groups
+
+    async def _run_concurrently(
+        self,
+        calls: list[ToolCall],
+        group: list[int],
+        results: list[str | None],
+        on_event: EventCallback | None,
+    ) -> None:
+        limit = asyncio.Semaphore(max(1, self.max_concurrency))
+
+        async def one(i: int) -> None:
+            async with limit:
+                results[i] = await self._run_one(calls[i], on_event)
+
+        async with asyncio.TaskGroup() as tg:
+            for i in group:
+                tg.create_task(one(i))
+
+    async def _run_one(self, call: ToolCall, on_event: EventCallback | None) -> str:
+        content, outcome = await self._outcome(call, on_event)
+        if self.result_limit is not None:
+            content = self.result_limit(call, content)
+        await emit(on_event, AgentEvent.ToolResult(call.id, call.name, content, outcome))
+        return content
+
+    async def _outcome(self, call: ToolCall, on_event: EventCallback | None) -> tuple[str, str]:
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return f"error: unknown tool `{call.name}`", "error"
+        if call.invalid_arguments is not None:
+            return (
+                f"error: the arguments for `{call.name}` were not valid JSON "
+                f"({_preview(call.invalid_arguments)}); send a JSON object",
+                "error",
+            )
+        if self.gate is not None:
+            decision = await self.gate.before_tool(call, tool)
+            if isinstance(decision, Refusal):
+                return decision.content, decision.outcome
+            call = decision
+        await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
+        try:
+            result = await tool.call(call.arguments)
+            outcome = "ok"
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a tool's failure is a value for the model
+            result, outcome = f"error: {exc}", "error"
+        if not isinstance(result, str):
+            result = str(result)
+        if self.gate is not None:
+            result = await self.gate.after_tool(call, result)
+        return result, outcome
+
+
+def _preview(text: str, limit: int = 80) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "…")
+
+
+async def _emit_quietly(on_event: EventCallback | None, event: Any) -> None:
+    try:
+        await emit(on_event, event)
+    except Exception:  # a broken front end must not hide the interrupt
+        pass

@@ -1,0 +1,61 @@
+"""MockProvider (book ch1) and MockStreamProvider (ch5a): deterministic models for tests,
+the demo and the course. Both ignore what they are sent and hand out canned turns in order."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from ..events import EventCallback, StreamEvent, emit
+from ..errors import ProviderError
+from ..types import AssistantTurn, Message, ToolDefinition, compact_json
+
+__all__ = ["MockProvider", "MockStreamProvider"]
+
+
+class MockProvider:
+    """Returns the queued turns first-in, first-out; raises ``ProviderError`` when empty."""
+
+    def __init__(self, responses: Iterable[AssistantTurn] = ()) -> None:
+        self._responses: deque[AssistantTurn] = deque(responses)
+
+    def push(self, turn: AssistantTurn) -> None:
+        self._responses.append(turn)
+
+    def __len__(self) -> int:
+        return len(self._responses)
+
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
+        if not self._responses:
+            raise ProviderError("MockProvider: no more responses")
+        return self._responses.popleft()
+
+
+class MockStreamProvider:
+    """Streams each queued turn: one ``TextDelta`` per character, then for each tool call a
+    ``ToolCallStart`` and one ``ToolCallDelta`` with its arguments as compact JSON, then
+    ``Done``. Returns the original turn. Also usable as a plain :class:`Provider`."""
+
+    def __init__(self, responses: Iterable[AssistantTurn] = ()) -> None:
+        self._inner = MockProvider(responses)
+
+    def push(self, turn: AssistantTurn) -> None:
+        self._inner.push(turn)
+
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
+        return await self._inner.chat(messages, tools)
+
+    async def stream_chat(
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        on_event: EventCallback | None = None,
+    ) -> AssistantTurn:
+        turn = await self._inner.chat(messages, tools)
+        for ch in turn.text or "":
+            await emit(on_event, StreamEvent.TextDelta(ch))
+        for i, call in enumerate(turn.tool_calls):
+            await emit(on_event, StreamEvent.ToolCallStart(i, call.id, call.name))
+            await emit(on_event, StreamEvent.ToolCallDelta(i, compact_json(call.arguments)))
+        await emit(on_event, StreamEvent.Done())
+        return turn

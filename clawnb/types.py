@@ -1,0 +1,379 @@
+"""The nouns of the agent (book chapter 4).
+
+Everything the loops, providers and front ends pass around lives here:
+
+* :class:`Message` with its four variants ``Message.System``, ``Message.User``,
+  ``Message.Assistant`` and ``Message.ToolResult``;
+* :class:`AssistantTurn` — one model reply, with :class:`StopReason`, :class:`ToolCall` s and
+  :class:`TokenUsage`;
+* :class:`ToolDefinition` — the JSON schema a tool shows the model;
+* the :class:`Tool`, :class:`Provider` and :class:`StreamProvider` protocols and :class:`ToolSet`.
+
+Every noun serialises to plain JSON-able dicts and back without loss
+(``to_dict`` / ``from_dict``), which is what sessions and replays store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+__all__ = [
+    "AssistantTurn",
+    "Message",
+    "Provider",
+    "StopReason",
+    "StreamProvider",
+    "TokenUsage",
+    "Tool",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolSet",
+    "compact_json",
+]
+
+
+def compact_json(value: Any) -> str:
+    """JSON the way the book's ``serde_json::Value::to_string`` writes it: compact, sorted keys."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
+class StopReason(str, Enum):
+    """Why the model stopped: it is finished (``STOP``) or wants tools run (``TOOL_USE``)."""
+
+    STOP = "stop"
+    TOOL_USE = "tool_use"
+
+
+@dataclass
+class TokenUsage:
+    """Tokens one request consumed. Both counts default to zero."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TokenUsage:
+        return cls(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)))
+
+
+@dataclass
+class ToolCall:
+    """The model asks for tool ``name`` to run with ``arguments`` (usually a JSON object).
+
+    ``arguments`` is whatever JSON the model sent. When the model sent text that is not JSON,
+    ``arguments`` is ``None`` and ``invalid_arguments`` keeps the raw text so the loop can tell
+    the model what went wrong instead of running the tool with nothing.
+    """
+
+    id: str
+    name: str
+    arguments: Any = field(default_factory=dict)
+    invalid_arguments: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {"id": self.id, "name": self.name, "arguments": self.arguments}
+        if self.invalid_arguments is not None:
+            data["invalid_arguments"] = self.invalid_arguments
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCall:
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            arguments=data.get("arguments", {}),
+            invalid_arguments=data.get("invalid_arguments"),
+        )
+
+
+@dataclass
+class AssistantTurn:
+    """One reply from the model.
+
+    ``text`` is ``None`` when the model said nothing (``""`` stays ``""``). ``reasoning`` holds
+    any separate reasoning text a server streamed (never mixed into ``text``).
+    """
+
+    text: str | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    stop_reason: StopReason = StopReason.STOP
+    usage: TokenUsage | None = None
+    reasoning: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "text": self.text,
+            "tool_calls": [c.to_dict() for c in self.tool_calls],
+            "stop_reason": self.stop_reason.value,
+            "usage": self.usage.to_dict() if self.usage is not None else None,
+        }
+        if self.reasoning is not None:
+            data["reasoning"] = self.reasoning
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AssistantTurn:
+        if not isinstance(data, dict):
+            raise TypeError(f"an assistant turn must be a JSON object, got {type(data).__name__}")
+        calls = data.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise TypeError("'tool_calls' must be a list")
+        stop = data.get("stop_reason")
+        stop_reason = StopReason(stop) if stop else (
+            StopReason.TOOL_USE if calls else StopReason.STOP
+        )
+        usage = data.get("usage")
+        text = data.get("text")
+        if text is not None and not isinstance(text, str):
+            raise TypeError("'text' must be a string or null")
+        return cls(
+            text=text,
+            tool_calls=[ToolCall.from_dict(c) for c in calls],
+            stop_reason=stop_reason,
+            usage=TokenUsage.from_dict(usage) if usage else None,
+            reasoning=data.get("reasoning"),
+        )
+
+
+class Message:
+    """A conversation entry. Use the variants: ``Message.System(text)``, ``Message.User(text)``,
+    ``Message.Assistant(turn)`` and ``Message.ToolResult(id, content)`` — or the lower-case
+    constructors ``Message.system(...)`` etc. Variants support ``match``::
+
+        match msg:
+            case Message.Assistant(turn=turn): ...
+            case Message.ToolResult(id=call_id, content=content): ...
+    """
+
+    __slots__ = ()
+    role: ClassVar[str] = ""
+
+    System: ClassVar[type[System]]
+    User: ClassVar[type[User]]
+    Assistant: ClassVar[type[Assistant]]
+    ToolResult: ClassVar[type[ToolResult]]
+
+    @staticmethod
+    def system(content: str) -> System:
+        return System(content)
+
+    @staticmethod
+    def user(content: str) -> User:
+        return User(content)
+
+    @staticmethod
+    def assistant(turn: AssistantTurn) -> Assistant:
+        return Assistant(turn)
+
+    @staticmethod
+    def tool_result(id: str, content: str) -> ToolResult:
+        return ToolResult(id, content)
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> Message:
+        """Rebuild a message from :meth:`to_dict` output; raises ``ValueError`` on bad input."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a message must be a JSON object, got {type(data).__name__}")
+        role = data.get("role")
+        try:
+            if role == "system":
+                return System(_as_str(data["content"]))
+            if role == "user":
+                return User(_as_str(data["content"]))
+            if role == "assistant":
+                return Assistant(AssistantTurn.from_dict(data["turn"]))
+            if role == "tool":
+                return ToolResult(_as_str(data["id"]), _as_str(data["content"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"invalid {role} message: {exc}") from exc
+        raise ValueError(f"unknown message role {role!r}")
+
+
+def _as_str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+@dataclass(slots=True)
+class System(Message):
+    content: str
+    role: ClassVar[str] = "system"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": "system", "content": self.content}
+
+
+@dataclass(slots=True)
+class User(Message):
+    content: str
+    role: ClassVar[str] = "user"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": "user", "content": self.content}
+
+
+@dataclass(slots=True)
+class Assistant(Message):
+    turn: AssistantTurn
+    role: ClassVar[str] = "assistant"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": "assistant", "turn": self.turn.to_dict()}
+
+
+@dataclass(slots=True)
+class ToolResult(Message):
+    id: str
+    content: str
+    role: ClassVar[str] = "tool"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": "tool", "id": self.id, "content": self.content}
+
+
+Message.System = System
+Message.User = User
+Message.Assistant = Assistant
+Message.ToolResult = ToolResult
+
+
+class ToolDefinition:
+    """Name, description and JSON-schema parameters of a tool, built fluently::
+
+        ToolDefinition("read", "Read the contents of a file.").param(
+            "path", "string", "The file path to read", True)
+    """
+
+    __slots__ = ("name", "description", "parameters")
+
+    def __init__(self, name: str, description: str, parameters: dict[str, Any] | None = None):
+        self.name = name
+        self.description = description
+        self.parameters: dict[str, Any] = parameters or {
+            "type": "object",
+            "properties": {},
+            "required": [],
+        }
+
+    def param(self, name: str, type_: str, description: str, required: bool) -> ToolDefinition:
+        """Add a parameter ``{"type": type_, "description": description}``."""
+        return self.param_raw(name, {"type": type_, "description": description}, required)
+
+    def param_raw(self, name: str, schema: dict[str, Any], required: bool) -> ToolDefinition:
+        """Add a parameter with a full JSON schema (arrays, enums, …)."""
+        self.parameters["properties"][name] = schema
+        if required and name not in self.parameters["required"]:
+            self.parameters["required"].append(name)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolDefinition:
+        return cls(data["name"], data.get("description", ""), data.get("parameters"))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolDefinition) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"ToolDefinition(name={self.name!r})"
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything with a :class:`ToolDefinition` and an async ``call``.
+
+    ``call`` returns the text the model sees. Errors are raised as exceptions; the loop turns
+    them into ``error: {message}`` results. Optional attributes ``read_only`` and
+    ``concurrency_safe`` (both assumed ``False`` when absent) let the executor run safe calls
+    in parallel and plan mode pick its tools.
+    """
+
+    @property
+    def definition(self) -> ToolDefinition: ...
+
+    async def call(self, args: Any) -> str: ...
+
+
+class ToolSet:
+    """Tools by name. Adding a tool whose name is taken replaces the old one."""
+
+    def __init__(self, tools: Iterable[Tool] = ()):
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.push(tool)
+
+    def with_(self, tool: Tool) -> ToolSet:
+        """Builder form of :meth:`push`."""
+        self.push(tool)
+        return self
+
+    def push(self, tool: Tool) -> None:
+        self._tools[tool.definition.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def remove(self, name: str) -> Tool | None:
+        return self._tools.pop(name, None)
+
+    def definitions(self) -> list[ToolDefinition]:
+        return [t.definition for t in self._tools.values()]
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __repr__(self) -> str:
+        return f"ToolSet({self.names()!r})"
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model that answers a whole turn at once."""
+
+    async def chat(
+        self, messages: list[Message], tools: list[ToolDefinition]
+    ) -> AssistantTurn: ...
+
+
+# ``on_event`` callbacks may be plain functions or coroutine functions.
+EventCallback = Callable[[Any], Awaitable[None] | None]
+
+
+@runtime_checkable
+class StreamProvider(Protocol):
+    """A model that streams: ``on_event`` sees every :class:`~clawnb.providers.sse.StreamEvent`
+    as it arrives, and the assembled turn is returned at the end."""
+
+    async def stream_chat(
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        on_event: EventCallback | None = None,
+    ) -> AssistantTurn: ...
