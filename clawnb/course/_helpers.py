@@ -1,0 +1,31 @@
+"""Small builders the chapter suites share."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from ..types import AssistantTurn, StopReason, ToolCall
+
+
+def text_turn(text: str | None) -> AssistantTurn:
+    """A final answer."""
+    return AssistantTurn(text=text, tool_calls=[], stop_reason=StopReason.STOP)
+
+
+def tool_turn(*calls: tuple[str, str, Any], text: str | None = None) -> AssistantTurn:
+    """A turn asking for tools: each call is ``(id, name, arguments)``."""
+    return AssistantTurn(
+        text=text,
+        tool_calls=[ToolCall(id, name, args) for id, name, args in calls],
+        stop_reason=StopReason.TOOL_USE,
+    )
+
+
+async def raises(awaitable: Awaitable[Any]) -> bool:
+    """True if awaiting fails with any exception (the book's ``is_err()``)."""
+    try:
+        await awaitable
+    except Exception:
+        return True
+    return False
