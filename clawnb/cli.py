@@ -1,0 +1,67 @@
+"""``python -m clawnb`` / ``clawnb``: the command line.
+
+Subcommands:
+
+* ``demo`` — an offline agent session: a scripted model drives the real tools in a scratch
+  directory and the transcript is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import DEMO_PROMPT, DEMO_SCRIPT
+    from .terminal import TerminalRenderer
+
+    script = Path(args.script) if args.script else DEMO_SCRIPT
+    with tempfile.TemporaryDirectory(prefix="clawnb-demo-") as scratch:
+        workspace = Path(args.workspace) if args.workspace else Path(scratch)
+        workspace.mkdir(parents=True, exist_ok=True)
+        out = TerminalRenderer(sys.stdout)
+        print(f"clawnb demo — scripted offline model ({script.name}), workspace {workspace}")
+        print("(The model's replies are replayed from a script; the tools really run.)\n")
+        print(f"> {DEMO_PROMPT}\n")
+        return asyncio.run(_run_demo(script, workspace, DEMO_PROMPT, out))
+
+
+async def _run_demo(script: Path, workspace: Path, prompt: str, out) -> int:
+    from .agent import StreamingAgent
+    from .errors import ClawError
+    from .providers.replay import ScriptedProvider
+    from .tools import default_tools
+
+    try:
+        provider = ScriptedProvider.from_file(script)
+    except ClawError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    agent = StreamingAgent(provider, tools=default_tools(workspace))
+    try:
+        await agent.run(prompt, out)
+    except ClawError:
+        return 1  # already reported through the Error event
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="clawnb", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = sub.add_parser("demo", help="run the offline demo session and print its transcript")
+    demo.add_argument("--script", help="a scripted model file (JSON Lines of turns)")
+    demo.add_argument("--workspace", help="directory for the demo's files (default: a temp dir)")
+    demo.set_defaults(func=_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)

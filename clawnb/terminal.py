@@ -1,0 +1,66 @@
+"""Plain-terminal rendering of :class:`~clawnb.events.AgentEvent` s.
+
+Used by ``python -m clawnb demo`` and the terminal chat. It only consumes events: answer text
+streams as it arrives, each tool call gets a header line, a short preview of its result and its
+outcome.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from .events import AgentEvent
+
+__all__ = ["TerminalRenderer", "preview"]
+
+
+def preview(text: str, *, lines: int = 6, width: int = 100) -> list[str]:
+    """The first ``lines`` lines of ``text``, each cut to ``width`` characters."""
+    rows = text.splitlines() or [""]
+    shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"… ({len(rows) - lines} more lines)")
+    return shown
+
+
+class TerminalRenderer:
+    """Print agent events to a text stream. Pass the instance as ``on_event``."""
+
+    def __init__(self, out: TextIO | None = None, *, color: bool | None = None) -> None:
+        self.out = out or sys.stdout
+        self.color = self.out.isatty() if color is None else color
+        self._in_text = False
+
+    def _style(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self.out.write("\n")
+            self._in_text = False
+
+    def __call__(self, event: Any) -> None:
+        match event:
+            case AgentEvent.TextDelta(text=text):
+                self.out.write(text)
+                self._in_text = True
+            case AgentEvent.ReasoningDelta(text=text):
+                self.out.write(self._style(text, "2"))
+                self._in_text = True
+            case AgentEvent.ToolCall(summary=summary):
+                self._end_text()
+                self.out.write(self._style("⏺" + summary.removeprefix("   "), "1;36") + "\n")
+            case AgentEvent.ToolResult(content=content, outcome=outcome):
+                mark = {"ok": "⎿ ", "error": "⎿ ✗ ", "denied": "⎿ ⊘ ", "blocked": "⎿ ⊘ "}.get(
+                    outcome, "⎿ "
+                )
+                for i, row in enumerate(preview(content)):
+                    prefix = "    " + (mark if i == 0 else "  ")
+                    self.out.write(self._style(prefix + row, "2") + "\n")
+            case AgentEvent.Done():
+                self._end_text()
+            case AgentEvent.Error(message=message):
+                self._end_text()
+                self.out.write(self._style(f"error: {message}", "31") + "\n")
+        self.out.flush()
