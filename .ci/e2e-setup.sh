@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install what the real-browser e2e tests (tests/e2e) need; safe to run again and again.
+#
+#   * Debian's Chromium at /usr/bin/chromium (Playwright drives it; `playwright install`
+#     is never used because it downloads browsers and the network is closed),
+#   * a font so screenshots show text,
+#   * jupyterlab + playwright (the `e2e` extra) in the Python given as $PYTHON, if missing.
+#
+# Usage: PYTHON=/path/to/venv/bin/python bash .ci/e2e-setup.sh
+set -euo pipefail
+
+PYTHON="${PYTHON:-python3}"
+
+if [ ! -x /usr/bin/chromium ] || [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+/usr/bin/chromium --version 2>/dev/null | head -n 1
+
+if ! "$PYTHON" -c "import jupyterlab, playwright.sync_api" 2>/dev/null; then
+    "$PYTHON" -m pip install -q "jupyterlab>=4.2" "playwright>=1.45"
+fi
+"$PYTHON" -c "import jupyterlab, playwright; print('jupyterlab', jupyterlab.__version__)"
