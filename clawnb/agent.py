@@ -26,7 +26,6 @@ from .types import (
     Provider,
     StreamProvider,
     Tool,
-    ToolCall,
     ToolResult,
     ToolSet,
 )
@@ -48,14 +47,21 @@ async def single_turn(provider: Provider, tools: ToolSet, prompt: str) -> str:
     if not turn.tool_calls:
         return turn.text or ""
     results = await ToolExecutor(tools).run(turn.tool_calls)
-    messages.append(Message.Assistant(turn))
-    messages.extend(_results(turn.tool_calls, results))
+    _append_round(messages, turn, results)
     final = await provider.chat(messages, defs)
     return final.text or ""
 
 
-def _results(calls: list[ToolCall], results: list[str]) -> list[Message]:
-    return [ToolResult(call.id, content) for call, content in zip(calls, results, strict=True)]
+def _append_round(messages: list[Message], turn: AssistantTurn, results: list[str]) -> None:
+    """Append the assistant turn and one result per call, in call order (the invariant)."""
+    calls = turn.tool_calls
+    if len(calls) != len(results):  # pragma: no cover - the executor guarantees this
+        raise AssertionError("one result per tool call")
+    messages.append(Message.Assistant(turn))
+    if len(calls) == 1:
+        messages.append(ToolResult(calls[0].id, results[0]))
+    else:
+        messages.extend(ToolResult(c.id, r) for c, r in zip(calls, results, strict=True))
 
 
 def _last_user_text(messages: list[Message]) -> str:
@@ -109,10 +115,9 @@ class _Loop:
         ):
             messages.insert(0, Message.System(self.system_prompt))
 
-    async def _ask(
-        self, messages: list[Message], on_event: EventCallback | None, tools: list[Any]
-    ) -> AssistantTurn:
-        return await self.provider.chat(messages, tools)
+    def _asker(self, on_event: EventCallback | None) -> Any:
+        """The coroutine function that gets one turn: ``ask(messages, tool_definitions)``."""
+        return self.provider.chat
 
     async def _loop(
         self,
@@ -129,20 +134,25 @@ class _Loop:
         if self.gate is not None:
             await self.gate.agent_start(_last_user_text(messages))
         turns = 0
+        max_turns = self.max_turns
         executor = self.executor
+        ask = self._asker(on_event)
+        tools = self.tools
         while True:
-            if self.max_turns is not None and turns >= self.max_turns:
-                raise MaxTurnsExceeded(self.max_turns)
+            if max_turns is not None and turns >= max_turns:
+                raise MaxTurnsExceeded(max_turns)
             turns += 1
-            defs = self.tools.definitions()
+            defs = tools.definitions()
             if visible is not None:
                 defs = [d for d in defs if d.name in visible]
-            turn = await self._ask(messages, on_event, defs)
-            await emit(on_event, AgentEvent.TurnEnd(turn))
+            turn = await ask(messages, defs)
+            if on_event is not None:
+                await emit(on_event, AgentEvent.TurnEnd(turn))
             if not turn.tool_calls:
                 text = turn.text or ""
                 messages.append(Message.Assistant(turn))
-                await self._after_turn(turn, messages)
+                if self.context is not None:
+                    await self._after_turn(turn, messages)
                 await emit(on_event, AgentEvent.Done(text))
                 if self.gate is not None:
                     await self.gate.agent_end(text)
@@ -150,12 +160,11 @@ class _Loop:
             try:
                 results = await executor.run(turn.tool_calls, on_event, intercept=intercept)
             except ToolsInterrupted as interrupted:
-                messages.append(Message.Assistant(turn))
-                messages.extend(_results(turn.tool_calls, interrupted.results))
+                _append_round(messages, turn, interrupted.results)
                 raise
-            messages.append(Message.Assistant(turn))
-            messages.extend(_results(turn.tool_calls, results))
-            await self._after_turn(turn, messages)
+            _append_round(messages, turn, results)
+            if self.context is not None:
+                await self._after_turn(turn, messages)
             if stop_when is not None and stop_when():
                 text = turn.text or ""
                 await emit(on_event, AgentEvent.Done(text))
@@ -217,9 +226,7 @@ class StreamingAgent(_Loop):
             await emit(on_event, AgentEvent.Error(str(exc)))
             raise
 
-    async def _ask(
-        self, messages: list[Message], on_event: EventCallback | None, tools: list[Any]
-    ) -> AssistantTurn:
+    def _asker(self, on_event: EventCallback | None) -> Any:
         async def forward(event: Any) -> None:
             match event:
                 case StreamEvent.TextDelta(text=text):
@@ -227,4 +234,9 @@ class StreamingAgent(_Loop):
                 case StreamEvent.ReasoningDelta(text=text):
                     await emit(on_event, AgentEvent.ReasoningDelta(text))
 
-        return await self.provider.stream_chat(messages, tools, forward)
+        stream_chat = self.provider.stream_chat
+
+        async def ask(messages: list[Message], tools: list[Any]) -> AssistantTurn:
+            return await stream_chat(messages, tools, forward if on_event is not None else None)
+
+        return ask

@@ -122,6 +122,22 @@ class ToolExecutor:
         ``intercept(call)`` may answer a call directly (plan mode's ``exit_plan`` and blocked
         tools); intercepted calls emit no events.
         """
+        if intercept is None and len(calls) == 1:
+            # The common case, kept lean: one call, nothing to intercept or group.
+            call = calls[0]
+            if on_event is not None:
+                await emit(
+                    on_event,
+                    AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
+                )
+            try:
+                return [await self._run_one(call, on_event)]
+            except asyncio.CancelledError:
+                await _emit_quietly(
+                    on_event,
+                    AgentEvent.ToolResult(call.id, call.name, INTERRUPTED_RESULT, "interrupted"),
+                )
+                raise ToolsInterrupted([INTERRUPTED_RESULT]) from None
         results: list[str | None] = [None] * len(calls)
         pending: list[int] = []
         for i, call in enumerate(calls):
@@ -130,12 +146,13 @@ class ToolExecutor:
                 results[i] = answer
             else:
                 pending.append(i)
-        for i in pending:
-            call = calls[i]
-            await emit(
-                on_event,
-                AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
-            )
+        if on_event is not None:
+            for i in pending:
+                call = calls[i]
+                await emit(
+                    on_event,
+                    AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
+                )
         try:
             for group in self._groups(calls, pending):
                 if len(group) == 1:
@@ -190,40 +207,40 @@ class ToolExecutor:
                 tg.create_task(one(i))
 
     async def _run_one(self, call: ToolCall, on_event: EventCallback | None) -> str:
-        content, outcome = await self._outcome(call, on_event)
+        tool = self.tools.get(call.name)
+        gate = self.gate
+        outcome = "error"
+        if tool is None:
+            content = f"error: unknown tool `{call.name}`"
+        elif call.invalid_arguments is not None:
+            content = (
+                f"error: the arguments for `{call.name}` were not valid JSON "
+                f"({_preview(call.invalid_arguments)}); send a JSON object"
+            )
+        else:
+            decision = call if gate is None else await gate.before_tool(call, tool)
+            if isinstance(decision, Refusal):
+                content, outcome = decision.content, decision.outcome
+            else:
+                call = decision
+                if on_event is not None:
+                    await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
+                try:
+                    content = await tool.call(call.arguments)
+                    outcome = "ok"
+                except (asyncio.CancelledError, KeyboardInterrupt):
+                    raise
+                except Exception as exc:  # a tool's failure is a value for the model
+                    content = f"error: {exc}"
+                if type(content) is not str:
+                    content = str(content)
+                if gate is not None:
+                    content = await gate.after_tool(call, content)
         if self.result_limit is not None:
             content = self.result_limit(call, content)
-        await emit(on_event, AgentEvent.ToolResult(call.id, call.name, content, outcome))
+        if on_event is not None:
+            await emit(on_event, AgentEvent.ToolResult(call.id, call.name, content, outcome))
         return content
-
-    async def _outcome(self, call: ToolCall, on_event: EventCallback | None) -> tuple[str, str]:
-        tool = self.tools.get(call.name)
-        if tool is None:
-            return f"error: unknown tool `{call.name}`", "error"
-        if call.invalid_arguments is not None:
-            return (
-                f"error: the arguments for `{call.name}` were not valid JSON "
-                f"({_preview(call.invalid_arguments)}); send a JSON object",
-                "error",
-            )
-        if self.gate is not None:
-            decision = await self.gate.before_tool(call, tool)
-            if isinstance(decision, Refusal):
-                return decision.content, decision.outcome
-            call = decision
-        await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
-        try:
-            result = await tool.call(call.arguments)
-            outcome = "ok"
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            raise
-        except Exception as exc:  # a tool's failure is a value for the model
-            result, outcome = f"error: {exc}", "error"
-        if not isinstance(result, str):
-            result = str(result)
-        if self.gate is not None:
-            result = await self.gate.after_tool(call, result)
-        return result, outcome
 
 
 def _preview(text: str, limit: int = 80) -> str:

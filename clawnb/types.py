@@ -317,6 +317,7 @@ class ToolSet:
 
     def __init__(self, tools: Iterable[Tool] = ()):
         self._tools: dict[str, Tool] = {}
+        self._definitions: list[ToolDefinition] | None = None
         for tool in tools:
             self.push(tool)
 
@@ -327,15 +328,20 @@ class ToolSet:
 
     def push(self, tool: Tool) -> None:
         self._tools[tool.definition.name] = tool
+        self._definitions = None
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
     def remove(self, name: str) -> Tool | None:
+        self._definitions = None
         return self._tools.pop(name, None)
 
     def definitions(self) -> list[ToolDefinition]:
-        return [t.definition for t in self._tools.values()]
+        """The definitions to show the model (a fresh list; cached between changes)."""
+        if self._definitions is None:
+            self._definitions = [t.definition for t in self._tools.values()]
+        return self._definitions.copy()
 
     def names(self) -> list[str]:
         return list(self._tools)
