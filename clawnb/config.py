@@ -1,0 +1,315 @@
+"""Layered settings (book ch17): defaults ← project file ← user file ← environment.
+
+Where settings come from, lowest precedence first:
+
+1. :class:`Config` defaults (below);
+2. the project file ``<project>/.claw/config.toml`` (commit it with the repository);
+3. the user file ``$XDG_CONFIG_HOME/clawnb/config.toml`` (``~/.config/clawnb/config.toml``);
+4. the environment: ``CLAWNB_MODEL``, ``CLAWNB_BASE_URL``, ``CLAWNB_MAX_TOKENS`` only.
+   Safety settings (protected files, blocked commands, permissions, hooks) are never read from
+   the environment: they belong in files someone wrote on purpose.
+
+Each file is parsed into a :class:`ConfigOverlay`, whose fields are all optional. Merging has
+one rule: **a field the file sets replaces the value below it** — also when it is set to the
+default or to an empty list (``protected_patterns = []`` really clears the list). "Set" means
+"present in the file", which pydantic records in ``model_fields_set``; the value is never
+compared with the default to guess.
+
+A broken file is an error, not a silent fallback: invalid TOML, an unknown key or a wrong type
+raise :class:`~clawnb.errors.ConfigError` naming the file, the key and the problem. A missing
+file is simply skipped.
+
+Every key is documented in ``docs/config.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+from .instructions import DEFAULT_INSTRUCTION_FILES
+
+__all__ = [
+    "DEFAULT_BLOCKED_COMMANDS",
+    "DEFAULT_INSTRUCTION_FILES",
+    "DEFAULT_PROTECTED_PATTERNS",
+    "ENV_VARS",
+    "Config",
+    "ConfigLoader",
+    "ConfigOverlay",
+    "HooksConfig",
+    "McpServerConfig",
+    "ModelPricing",
+    "PermissionMode",
+    "PermissionRuleConfig",
+    "ShellHookConfig",
+    "project_config_path",
+    "user_config_path",
+]
+
+DEFAULT_PROTECTED_PATTERNS = [".env", ".env.*", ".git/**"]
+DEFAULT_BLOCKED_COMMANDS = ["rm -rf /", "sudo *", "curl * | bash", "curl * | sh"]
+
+PermissionMode = Literal["default", "accept_edits", "plan", "bypass"]
+
+
+class _Strict(BaseModel):
+    # strict: a string where a number belongs is an error, not a silent conversion;
+    # forbid: a misspelt key is reported instead of being ignored.
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class McpServerConfig(_Strict):
+    """An MCP server to start (``[[mcp_servers]]``)."""
+
+    name: str
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class ShellHookConfig(_Strict):
+    """A shell command run around tool calls (``[[hooks.pre_tool]]`` / ``[[hooks.post_tool]]``)."""
+
+    command: str
+    tool_pattern: str | None = None
+    timeout_ms: int = Field(default=5000, gt=0)
+
+
+class HooksConfig(_Strict):
+    pre_tool: list[ShellHookConfig] = Field(default_factory=list)
+    post_tool: list[ShellHookConfig] = Field(default_factory=list)
+
+
+class PermissionRuleConfig(_Strict):
+    """``[[permission_rules]] pattern = "bash(git *)"  action = "allow"``; first match wins."""
+
+    pattern: str
+    action: Literal["allow", "deny", "ask"]
+
+
+class ModelPricing(_Strict):
+    """US dollars per million tokens (``[pricing."model/name"] input = 3.0  output = 15.0``)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class Config(_Strict):
+    """Every setting, fully resolved. ``Config()`` is the defaults."""
+
+    model: str = "openrouter/free"
+    base_url: str = "https://openrouter.ai/api/v1"
+    max_context_tokens: int = Field(default=100_000, gt=0)
+    preserve_recent: int = Field(default=6, ge=0)
+    max_turns: int = Field(default=50, ge=0)
+    allowed_directory: str | None = None
+    protected_patterns: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS)
+    )
+    blocked_commands: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_COMMANDS))
+    permission_mode: PermissionMode = "default"
+    permission_rules: list[PermissionRuleConfig] = Field(default_factory=list)
+    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
+    instructions: str | None = None
+    instruction_files: list[str] = Field(default_factory=lambda: list(DEFAULT_INSTRUCTION_FILES))
+    pricing: dict[str, ModelPricing] = Field(default_factory=dict)
+    sessions_dir: str = ".claw/sessions"
+
+    @classmethod
+    def from_toml(cls, text: str, source: str = "<string>") -> Config:
+        """Parse a whole config from TOML text; missing keys take their defaults."""
+        return _validate(cls, _parse_toml(text, source), source)
+
+    def merge(self, overlay: ConfigOverlay) -> Config:
+        """A copy with every field ``overlay`` sets replacing this config's value."""
+        updates = {name: getattr(overlay, name) for name in overlay.model_fields_set}
+        return self.model_copy(update=updates, deep=True)
+
+    def pricing_for(self, model: str | None = None) -> ModelPricing | None:
+        """Price of ``model`` (default: this config's model): an exact key, else the longest
+        glob-style key that matches (``"anthropic/*"``), else ``None`` (unknown)."""
+        import fnmatch
+
+        name = model if model is not None else self.model
+        if name in self.pricing:
+            return self.pricing[name]
+        matches = [k for k in self.pricing if fnmatch.fnmatchcase(name, k)]
+        if not matches:
+            return None
+        return self.pricing[max(matches, key=len)]
+
+
+class ConfigOverlay(_Strict):
+    """One layer: every field optional; only the fields a file mentions are "set"."""
+
+    model: str | None = None
+    base_url: str | None = None
+    max_context_tokens: int | None = Field(default=None, gt=0)
+    preserve_recent: int | None = Field(default=None, ge=0)
+    max_turns: int | None = Field(default=None, ge=0)
+    allowed_directory: str | None = None
+    protected_patterns: list[str] | None = None
+    blocked_commands: list[str] | None = None
+    permission_mode: PermissionMode | None = None
+    permission_rules: list[PermissionRuleConfig] | None = None
+    mcp_servers: list[McpServerConfig] | None = None
+    hooks: HooksConfig | None = None
+    instructions: str | None = None
+    instruction_files: list[str] | None = None
+    pricing: dict[str, ModelPricing] | None = None
+    sessions_dir: str | None = None
+
+    @classmethod
+    def from_toml(cls, text: str, source: str = "<string>") -> ConfigOverlay:
+        return _validate(cls, _parse_toml(text, source), source)
+
+
+def _parse_toml(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+
+
+def _validate(cls: type[Any], data: dict[str, Any], source: str) -> Any:
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(part) for part in err["loc"]) or "(top level)"
+            message = err["msg"]
+            if err["type"] == "extra_forbidden":
+                message = "unknown key"
+            else:
+                message = f"{message} (got {_short(err.get('input'))})"
+            problems.append(f"key '{key}': {message}")
+        raise ConfigError(f"{source}: " + "; ".join(problems)) from None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+ENV_VARS = {
+    "CLAWNB_MODEL": "model",
+    "CLAWNB_BASE_URL": "base_url",
+    "CLAWNB_MAX_TOKENS": "max_context_tokens",
+}
+
+
+def project_config_path(project_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``<project_dir>/.claw/config.toml`` (project_dir defaults to the current directory)."""
+    return Path(project_dir if project_dir is not None else os.getcwd()) / ".claw" / "config.toml"
+
+
+def user_config_path(
+    config_home: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Path:
+    """``{config_home}/clawnb/config.toml``; config_home defaults to ``$XDG_CONFIG_HOME`` or
+    ``~/.config``."""
+    env = os.environ if env is None else env
+    if config_home is None:
+        config_home = env.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(config_home) / "clawnb" / "config.toml"
+
+
+class ConfigLoader:
+    """Builds a :class:`Config` from the layers. All methods are static: it holds no state."""
+
+    @staticmethod
+    def load_path(path: str | os.PathLike[str]) -> Config | None:
+        """A whole config from one file; ``None`` if the file does not exist."""
+        text = _read(Path(path))
+        return None if text is None else Config.from_toml(text, str(path))
+
+    @staticmethod
+    def load_overlay(path: str | os.PathLike[str]) -> ConfigOverlay | None:
+        """One layer from a file; ``None`` if the file does not exist."""
+        text = _read(Path(path))
+        return None if text is None else ConfigOverlay.from_toml(text, str(path))
+
+    @staticmethod
+    def env_overlay(env: Mapping[str, str] | None = None) -> ConfigOverlay:
+        """The layer the ``CLAWNB_*`` variables make (empty values count as unset)."""
+        env = os.environ if env is None else env
+        data: dict[str, Any] = {}
+        for var, key in ENV_VARS.items():
+            raw = env.get(var)
+            if raw is None or raw.strip() == "":
+                continue
+            if key == "max_context_tokens":
+                try:
+                    value: Any = int(raw.strip())
+                except ValueError:
+                    raise ConfigError(
+                        f"environment variable {var}: expected a positive integer, got {raw!r}"
+                    ) from None
+                if value <= 0:
+                    raise ConfigError(
+                        f"environment variable {var}: expected a positive integer, got {raw!r}"
+                    )
+                data[key] = value
+            else:
+                data[key] = raw.strip()
+        return ConfigOverlay.model_validate(data)
+
+    @staticmethod
+    def load(
+        *,
+        project_dir: str | os.PathLike[str] | None = None,
+        config_home: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Config:
+        """Defaults ← project ``.claw/config.toml`` ← user config ← environment.
+
+        ``project_dir`` defaults to the current directory; ``config_home`` to
+        ``$XDG_CONFIG_HOME`` or ``~/.config``; ``env`` to ``os.environ``. Tests pass all three
+        so that they never read the real home directory.
+        """
+        config = Config()
+        for path in (project_config_path(project_dir), user_config_path(config_home, env)):
+            overlay = ConfigLoader.load_overlay(path)
+            if overlay is not None:
+                config = config.merge(overlay)
+        return config.merge(ConfigLoader.env_overlay(env))
+
+    @staticmethod
+    def sources(
+        *,
+        project_dir: str | os.PathLike[str] | None = None,
+        config_home: str | os.PathLike[str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Which layers exist (for ``/config`` displays): file paths and ``env:VAR`` names."""
+        env_map = os.environ if env is None else env
+        found = [
+            str(p)
+            for p in (project_config_path(project_dir), user_config_path(config_home, env_map))
+            if p.is_file()
+        ]
+        found += [f"env:{v}" for v in ENV_VARS if env_map.get(v, "").strip()]
+        return found
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, expected a TOML file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None

@@ -1,0 +1,251 @@
+"""Keeping the conversation inside the model's context window (book ch18).
+
+:class:`ContextManager` counts tokens and, once the count reaches ``max_tokens``, replaces the
+middle of the history with a summary written by the model::
+
+    [System prompt]  [System "[Conversation summary]: …"]  [last preserve_recent messages]
+
+Rules beyond the book:
+
+* **Tool rounds are never split.** If the preserved tail would begin with a ``ToolResult``,
+  the cut moves back to the Assistant turn that made the call, so every Assistant tool call
+  is still followed by its results.
+* **Summaries do not pile up.** An earlier ``[Conversation summary]`` message is summarised
+  again with the rest of the middle instead of being kept beside the new one.
+* **Counting.** ``record(usage)`` adds the real figures a provider reports (the book's
+  accounting). A loop calls :meth:`maybe_compact` after every turn; if no usage was recorded
+  since the previous check (offline and scripted models report none), the count is re-estimated
+  from the history at about four characters per token (:func:`estimate_tokens`). After a
+  compaction the count is set to the estimate of the new, shorter history (better than the
+  book's ``tokens /= 3``), and the next real usage report replaces that estimate.
+* The summary request is one provider call with no tools; its usage goes to ``on_usage``
+  (e.g. a :class:`~clawnb.usage.CostTracker`) so the cost figure includes it. A
+  ``summarizer`` may stand in for the agent's provider (a cheaper model, or
+  :class:`ExtractiveSummarizer` for offline sessions).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from .types import AssistantTurn, Message, StopReason, TokenUsage
+
+__all__ = [
+    "SUMMARY_PREFIX",
+    "ContextManager",
+    "ExtractiveSummarizer",
+    "estimate_tokens",
+]
+
+log = logging.getLogger(__name__)
+
+SUMMARY_PREFIX = "[Conversation summary]: "
+SUMMARY_REQUEST = (
+    "Summarize this conversation history in 2-3 sentences, "
+    "preserving key facts and decisions:\n\n"
+)
+FALLBACK_SUMMARY = "Previous conversation."
+
+_CHARS_PER_TOKEN = 4
+_MESSAGE_OVERHEAD = 4  # role markers and separators the server adds per message
+_TOOL_PREVIEW = 100
+_TEXT_PREVIEW = 2000
+
+
+def estimate_tokens(messages: list[Message]) -> int:
+    """A rough token count: characters / 4 plus a few tokens per message.
+
+    Used when a provider reports no usage. Real tokenisers give 3–5 characters per token for
+    English and code, so this errs on neither side by much; it is only a trigger for
+    compaction, not a bill.
+    """
+    chars = 0
+    for msg in messages:
+        match msg:
+            case Message.Assistant(turn=turn):
+                chars += len(turn.text or "")
+                for call in turn.tool_calls:
+                    chars += len(call.name) + len(call.id)
+                    chars += len(
+                        call.invalid_arguments
+                        if call.invalid_arguments is not None
+                        else json.dumps(call.arguments, ensure_ascii=False)
+                    )
+            case Message.ToolResult(id=call_id, content=content):
+                chars += len(call_id) + len(content)
+            case _:
+                chars += len(getattr(msg, "content", ""))
+    return chars // _CHARS_PER_TOKEN + _MESSAGE_OVERHEAD * len(messages)
+
+
+def _is_summary(msg: Message) -> bool:
+    return isinstance(msg, Message.System) and msg.content.startswith(SUMMARY_PREFIX)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def transcript(messages: list[Message]) -> str:
+    """The middle of the history as plain lines for the summary request."""
+    lines: list[str] = []
+    for msg in messages:
+        match msg:
+            case Message.User(content=text):
+                lines.append(f"User: {_clip(text, _TEXT_PREVIEW)}")
+            case Message.Assistant(turn=turn):
+                if turn.text:
+                    lines.append(f"Assistant: {_clip(turn.text, _TEXT_PREVIEW)}")
+                for call in turn.tool_calls:
+                    lines.append(f"  [tool: {call.name}]")
+            case Message.ToolResult(content=content):
+                lines.append(f"  Tool result: {_clip(content, _TOOL_PREVIEW)}")
+            case Message.System(content=text):
+                lines.append(f"System: {_clip(text, _TEXT_PREVIEW)}")
+    return "\n".join(lines)
+
+
+class ContextManager:
+    """Counts tokens and compacts the history when it reaches ``max_tokens``."""
+
+    def __init__(
+        self,
+        max_tokens: int,
+        preserve_recent: int,
+        *,
+        summarizer: Any = None,
+        on_usage: Callable[[TokenUsage], Any] | None = None,
+    ) -> None:
+        if max_tokens <= 0:
+            raise ValueError("max_tokens must be positive")
+        if preserve_recent < 0:
+            raise ValueError("preserve_recent must not be negative")
+        self.max_tokens = max_tokens
+        self.preserve_recent = preserve_recent
+        self.summarizer = summarizer
+        self.on_usage = on_usage
+        self.tokens_used = 0
+        self.compactions = 0
+        self._recorded = False  # usage recorded since the last maybe_compact
+        self._estimated = False  # tokens_used is an estimate a real report should replace
+
+    def record(self, usage: TokenUsage) -> None:
+        """Add what one model turn consumed (input + output tokens)."""
+        spent = usage.input_tokens + usage.output_tokens
+        if self._estimated:
+            # The first real report after an estimate measures the whole context: use it.
+            self.tokens_used = spent
+            self._estimated = False
+        else:
+            self.tokens_used += spent
+        self._recorded = True
+
+    def should_compact(self) -> bool:
+        return self.tokens_used >= self.max_tokens
+
+    async def maybe_compact(self, provider: Any, messages: list[Message]) -> bool:
+        """Compact if the count has reached the limit; re-estimate first when the last turn
+        reported no usage. Returns whether it compacted."""
+        if not self._recorded:
+            self.tokens_used = estimate_tokens(messages)
+            self._estimated = True
+        self._recorded = False
+        if not self.should_compact():
+            return False
+        return await self.compact(provider, messages)
+
+    def _split(self, messages: list[Message]) -> tuple[int, int]:
+        """(start, end) of the middle to summarise: after the leading System messages (but
+        not earlier summaries), before the preserved tail (never inside a tool round)."""
+        keep_start = 0
+        while (
+            keep_start < len(messages)
+            and isinstance(messages[keep_start], Message.System)
+            and not _is_summary(messages[keep_start])
+        ):
+            keep_start += 1
+        end = max(len(messages) - self.preserve_recent, keep_start)
+        while (
+            keep_start < end < len(messages) and isinstance(messages[end], Message.ToolResult)
+        ):
+            end -= 1
+        return keep_start, end
+
+    async def compact(self, provider: Any, messages: list[Message]) -> bool:
+        """Summarise the middle of ``messages`` in place. Returns whether anything changed.
+
+        Provider errors propagate and leave ``messages`` untouched.
+        """
+        if len(messages) <= self.preserve_recent + 1:
+            return False
+        start, end = self._split(messages)
+        middle = messages[start:end]
+        if not middle:
+            return False
+        request = [Message.User(SUMMARY_REQUEST + transcript(middle))]
+        source = self.summarizer if self.summarizer is not None else provider
+        turn = await _ask(source, request)
+        if turn.usage is not None and self.on_usage is not None:
+            self.on_usage(turn.usage)
+        summary = turn.text if turn.text else FALLBACK_SUMMARY
+        rebuilt = [*messages[:start], Message.System(SUMMARY_PREFIX + summary), *messages[end:]]
+        messages[:] = rebuilt
+        self.compactions += 1
+        self.tokens_used = estimate_tokens(messages)
+        self._estimated = True
+        if self.should_compact():
+            log.warning(
+                "history still ~%d tokens after compaction (limit %d): the %d preserved "
+                "messages alone are too large",
+                self.tokens_used,
+                self.max_tokens,
+                len(messages) - start - 1,
+            )
+        return True
+
+    def __repr__(self) -> str:
+        return (
+            f"ContextManager(tokens_used={self.tokens_used}, max_tokens={self.max_tokens}, "
+            f"preserve_recent={self.preserve_recent}, compactions={self.compactions})"
+        )
+
+
+async def _ask(provider: Any, request: list[Message]) -> AssistantTurn:
+    if hasattr(provider, "chat"):
+        return await provider.chat(request, [])
+    return await provider.stream_chat(request, [], None)
+
+
+class ExtractiveSummarizer:
+    """An offline stand-in for the summary call: keeps the first and last lines of the
+    transcript, clipped to ``max_chars``. Used with scripted models so that compaction needs
+    no model turn; it is honest about being a clipping, not an understanding."""
+
+    def __init__(self, max_chars: int = 1200) -> None:
+        self.max_chars = max_chars
+
+    async def chat(self, messages: list[Message], tools: list[Any]) -> AssistantTurn:
+        text = messages[-1].content if messages and isinstance(messages[-1], Message.User) else ""
+        body = text.split("\n\n", 1)[-1]
+        lines = [line for line in body.splitlines() if line.strip()]
+        half = max(1, self.max_chars // 2)
+        head, tail = [], []
+        used = 0
+        for line in lines:
+            if used + len(line) > half:
+                break
+            head.append(line)
+            used += len(line) + 1
+        used = 0
+        for line in reversed(lines[len(head):]):
+            if used + len(line) > half:
+                break
+            tail.insert(0, line)
+            used += len(line) + 1
+        skipped = len(lines) - len(head) - len(tail)
+        parts = head + ([f"... ({skipped} lines omitted) ..."] if skipped > 0 else []) + tail
+        summary = "Earlier conversation (extract): " + " | ".join(parts)
+        return AssistantTurn(text=summary, stop_reason=StopReason.STOP)

@@ -1,0 +1,414 @@
+"""Sessions that survive a crash or a kernel restart (seed 001).
+
+A session is a JSON Lines file. :class:`SessionLog` is a ``list`` of messages that writes
+every change to that file **before** the change is visible in memory: the record is written,
+flushed and ``fsync``-ed, and only then does ``append`` return. So any message a loop has seen
+acknowledged is on disk, and the loops need no changes — they just get a ``SessionLog`` where
+they used to get a list.
+
+Records (one JSON object per line, each with ``ts``, an ISO-8601 UTC timestamp):
+
+* ``{"type": "session", "id", "created", "meta"}`` — the header, first line;
+* ``{"type": "message", "message": {...}, "usage": {...}?}`` — one appended message
+  (``usage`` is repeated at top level for assistant turns that reported it);
+* ``{"type": "messages", "records": [{"message": ..., "usage": ...?}, ...]}`` — several
+  appended at once (``extend``), in one line so that a crash keeps all or none;
+* ``{"type": "insert", "index": n, "message": {...}}`` — e.g. a system prompt put in front;
+* ``{"type": "snapshot", "reason": "...", "messages": [...]}`` — any other change (compaction,
+  deletion, reordering) rewrites the whole list in one record.
+
+Reading replays the records in order. A crash can leave only the *last* line incomplete; such
+a line is dropped with a :class:`SessionRecoveryWarning` and everything before it is kept (and
+the file is trimmed back to its last complete line before anything new is written). A broken
+line anywhere else is real corruption and raises :class:`SessionError` naming file and line.
+
+:class:`SessionStore` keeps sessions in a directory (``.claw/sessions`` of the workspace by
+default): create, list, resume by id or ``"latest"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, SupportsIndex
+
+from .errors import ClawError
+from .types import Message
+
+__all__ = [
+    "SessionError",
+    "SessionInfo",
+    "SessionLog",
+    "SessionRecoveryWarning",
+    "SessionStore",
+]
+
+
+class SessionError(ClawError):
+    """A session file is missing or corrupt."""
+
+
+class SessionRecoveryWarning(UserWarning):
+    """A session file ended in an incomplete line (a crash mid-write); that line was dropped."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _message_record(msg: Message) -> dict[str, Any]:
+    if not isinstance(msg, Message):
+        raise TypeError(f"a session holds Message objects, got {type(msg).__name__}")
+    record: dict[str, Any] = {"type": "message", "ts": _now(), "message": msg.to_dict()}
+    if isinstance(msg, Message.Assistant) and msg.turn.usage is not None:
+        record["usage"] = msg.turn.usage.to_dict()
+    return record
+
+
+class SessionLog(list):  # type: ignore[type-arg]
+    """A message list persisted to ``path``; every mutation is durable before it returns."""
+
+    def __init__(self, path: str | os.PathLike[str], messages: Iterable[Message] = (), *,
+                 meta: dict[str, Any] | None = None, session_id: str | None = None,
+                 durable: bool = True) -> None:
+        """Start a **new** session file at ``path`` (it must not exist yet) holding
+        ``messages``. Use :meth:`resume` to continue an existing file."""
+        super().__init__()
+        self.path = Path(path)
+        self.durable = durable
+        self.id = session_id or self.path.stem
+        self.meta = dict(meta or {})
+        self.created = _now()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        except FileExistsError:
+            raise SessionError(f"{self.path}: session file already exists; use resume()") from None
+        self._file = os.fdopen(fd, "ab")
+        header = {"type": "session", "ts": self.created, "id": self.id,
+                  "created": self.created, "meta": self.meta}
+        self._write([header])
+        if durable:
+            _fsync_dir(self.path.parent)
+        initial = list(messages)
+        if initial:
+            self.extend(initial)
+
+    # ----------------------------------------------------------------- reading
+
+    @classmethod
+    def resume(cls, path: str | os.PathLike[str], *, durable: bool = True) -> SessionLog:
+        """Reopen a session file: replay its records, drop an incomplete last line (with a
+        warning), and continue appending to the same file."""
+        path = Path(path)
+        header, messages, good_bytes, total = _replay(path)
+        repairs = _missing_results(messages)
+        log = list.__new__(cls)
+        list.__init__(log, messages)
+        log.path = path
+        log.durable = durable
+        log.id = header.get("id") or path.stem
+        log.meta = dict(header.get("meta") or {})
+        log.created = header.get("created") or header.get("ts") or ""
+        if good_bytes < total:
+            with open(path, "r+b") as fh:
+                fh.truncate(good_bytes)
+                fh.flush()
+                if durable:
+                    os.fsync(fh.fileno())
+        log._file = open(path, "ab")  # noqa: SIM115 - kept open for the session's life
+        if repairs:
+            # The process died between a tool call and its results: answer the calls so the
+            # history is valid again (and say so, for the model and for the person).
+            log.extend(repairs)
+        return log
+
+    @staticmethod
+    def read(path: str | os.PathLike[str]) -> list[Message]:
+        """The messages a session file holds (read-only; nothing is trimmed)."""
+        return _replay(Path(path))[1]
+
+    # ----------------------------------------------------------------- writing
+
+    def _write(self, records: list[dict[str, Any]]) -> None:
+        data = b"".join(
+            json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            for r in records
+        )
+        if self._file.closed:
+            raise SessionError(f"{self.path}: session is closed")
+        self._file.write(data)
+        self._file.flush()
+        if self.durable:
+            os.fsync(self._file.fileno())
+
+    def _snapshot(self, new: list[Message], reason: str) -> None:
+        for msg in new:
+            if not isinstance(msg, Message):
+                raise TypeError(f"a session holds Message objects, got {type(msg).__name__}")
+        self._write([{"type": "snapshot", "ts": _now(), "reason": reason,
+                      "messages": [m.to_dict() for m in new]}])
+
+    def append(self, msg: Message) -> None:
+        self._write([_message_record(msg)])
+        super().append(msg)
+
+    def extend(self, msgs: Iterable[Message]) -> None:
+        """Several messages in **one** record, so a crash keeps all of them or none (a tool
+        round's results must not be half-recovered)."""
+        items = list(msgs)
+        if len(items) == 1:
+            self.append(items[0])
+        elif items:
+            records = [_message_record(m) for m in items]
+            self._write([{"type": "messages", "ts": records[0]["ts"],
+                          "records": [{k: v for k, v in r.items() if k not in ("type", "ts")}
+                                      for r in records]}])
+            super().extend(items)
+
+    def __iadd__(self, msgs: Iterable[Message]) -> SessionLog:  # type: ignore[override]
+        self.extend(msgs)
+        return self
+
+    def insert(self, index: SupportsIndex, msg: Message) -> None:
+        record = _message_record(msg)
+        n = len(self)
+        i = int(index)
+        i = max(0, min(n, i + n if i < 0 else i))
+        record.update(type="insert", index=i)
+        self._write([record])
+        super().insert(i, msg)
+
+    def _replace_all(self, new: list[Message], reason: str) -> None:
+        self._snapshot(new, reason)
+        list.__setitem__(self, slice(None), new)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        new = list(self)
+        new[index] = value
+        self._replace_all(new, "compaction" if isinstance(index, slice) else "edit")
+
+    def __delitem__(self, index: Any) -> None:
+        new = list(self)
+        del new[index]
+        self._replace_all(new, "delete")
+
+    def pop(self, index: SupportsIndex = -1) -> Message:
+        new = list(self)
+        item = new.pop(index)
+        self._replace_all(new, "delete")
+        return item
+
+    def remove(self, value: Message) -> None:
+        new = list(self)
+        new.remove(value)
+        self._replace_all(new, "delete")
+
+    def clear(self) -> None:
+        self._replace_all([], "clear")
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        new = list(self)
+        new.sort(*args, **kwargs)
+        self._replace_all(new, "reorder")
+
+    def reverse(self) -> None:
+        self._replace_all(list(reversed(self)), "reorder")
+
+    def __imul__(self, n: SupportsIndex) -> SessionLog:  # type: ignore[override]
+        self._replace_all(list(self) * int(n), "edit")
+        return self
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+    def __enter__(self) -> SessionLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> Any:  # pickling gives a plain list: the file stays with its owner
+        return (list, (list(self),))
+
+    def __repr__(self) -> str:
+        return f"SessionLog({str(self.path)!r}, {len(self)} messages)"
+
+
+INTERRUPTED_SESSION_RESULT = "error: interrupted (the session ended before this tool finished)"
+
+
+def _missing_results(messages: list[Message]) -> list[Message]:
+    """ToolResults missing after the last Assistant turn with tool calls, if any."""
+    for i in range(len(messages) - 1, -1, -1):
+        msg = messages[i]
+        if isinstance(msg, Message.Assistant) and msg.turn.tool_calls:
+            answered = {
+                m.id for m in messages[i + 1:] if isinstance(m, Message.ToolResult)
+            }
+            return [
+                Message.ToolResult(call.id, INTERRUPTED_SESSION_RESULT)
+                for call in msg.turn.tool_calls
+                if call.id not in answered
+            ]
+        if isinstance(msg, Message.User | Message.System):
+            return []
+    return []
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _replay(path: Path) -> tuple[dict[str, Any], list[Message], int, int]:
+    """(header, messages, bytes of complete valid lines, file size)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionError(f"{path}: no such session file") from None
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    lines = data.split(b"\n")
+    # After the final "\n" split() leaves b"": a complete file ends there.
+    header: dict[str, Any] = {}
+    messages: list[Message] = []
+    offset = 0
+    good = 0
+    last = len(lines) - 1
+    for lineno, raw in enumerate(lines, 1):
+        is_last = lineno - 1 == last
+        if is_last and raw == b"":
+            break
+        try:
+            if is_last:
+                raise ValueError("line has no newline: incomplete write")
+            record = json.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("record is not a JSON object")
+            _apply(record, header, messages)
+        except (ValueError, KeyError, TypeError) as exc:
+            tail_only = is_last or (lineno == last and lines[last] == b"")
+            if tail_only:
+                warnings.warn(
+                    f"{path}: line {lineno} is incomplete (the writer stopped mid-record); "
+                    f"it was dropped and the {len(messages)} messages before it were kept",
+                    SessionRecoveryWarning,
+                    stacklevel=3,
+                )
+                return header, messages, good, len(data)
+            raise SessionError(f"{path}: line {lineno} is corrupt: {exc}") from None
+        offset += len(raw) + 1
+        good = offset
+    return header, messages, good, len(data)
+
+
+def _apply(record: dict[str, Any], header: dict[str, Any], messages: list[Message]) -> None:
+    kind = record.get("type")
+    if kind == "session":
+        header.update(record)
+    elif kind == "message":
+        messages.append(Message.from_dict(record["message"]))
+    elif kind == "messages":
+        messages.extend(Message.from_dict(r["message"]) for r in record["records"])
+    elif kind == "insert":
+        messages.insert(int(record["index"]), Message.from_dict(record["message"]))
+    elif kind == "snapshot":
+        messages[:] = [Message.from_dict(m) for m in record["messages"]]
+    else:
+        raise ValueError(f"unknown record type {kind!r}")
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """One saved session, as :meth:`SessionStore.list` reports it."""
+
+    id: str
+    path: Path
+    created: str
+    updated: str
+    messages: int
+    title: str
+
+    def __str__(self) -> str:
+        return f"{self.id}  {self.updated[:19]}  {self.messages:4d} msgs  {self.title}"
+
+
+class SessionStore:
+    """Session files in one directory, named ``{id}.jsonl``."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+
+    def new_id(self) -> str:
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        return f"{stamp}-{secrets.token_hex(3)}"
+
+    def create(self, messages: Iterable[Message] = (), *, meta: dict[str, Any] | None = None,
+               durable: bool = True) -> SessionLog:
+        session_id = self.new_id()
+        return SessionLog(self.root / f"{session_id}.jsonl", messages, meta=meta,
+                          session_id=session_id, durable=durable)
+
+    def path_of(self, session_id: str) -> Path:
+        if session_id == "latest":
+            sessions = self.list()
+            if not sessions:
+                raise SessionError(f"no sessions in {self.root}")
+            return sessions[-1].path
+        candidate = Path(session_id)
+        if candidate.suffix == ".jsonl" and candidate.exists():
+            return candidate
+        matches = sorted(self.root.glob(f"{session_id}*.jsonl"))
+        if not matches:
+            raise SessionError(f"no session {session_id!r} in {self.root}")
+        if len(matches) > 1:
+            names = ", ".join(p.stem for p in matches[:5])
+            raise SessionError(f"session id {session_id!r} is ambiguous: {names}")
+        return matches[0]
+
+    def resume(self, session_id: str = "latest", *, durable: bool = True) -> SessionLog:
+        """Reopen a session by id, id prefix, file path or ``"latest"``."""
+        return SessionLog.resume(self.path_of(session_id), durable=durable)
+
+    def list(self) -> list[SessionInfo]:
+        """Saved sessions, oldest first (by last change). Unreadable files are skipped."""
+        infos = []
+        if not self.root.is_dir():
+            return []
+        for path in self.root.glob("*.jsonl"):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SessionRecoveryWarning)
+                    header, messages, _, _ = _replay(path)
+            except SessionError:
+                continue
+            title = next(
+                (m.content for m in messages if isinstance(m, Message.User)), "(no prompt)"
+            )
+            title = " ".join(title.split())
+            updated = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(
+                timespec="seconds"
+            )
+            infos.append(SessionInfo(
+                id=header.get("id") or path.stem, path=path,
+                created=header.get("created", ""), updated=updated,
+                messages=len(messages), title=title[:60],
+            ))
+        infos.sort(key=lambda i: (i.updated, i.created, i.id))
+        return infos

@@ -1,0 +1,99 @@
+"""What a session costs (book ch17): token totals and a dollar figure.
+
+:class:`CostTracker` adds up the :class:`~clawnb.types.TokenUsage` of every model turn and
+prices it per million tokens. The book's summary line is kept exactly::
+
+    tokens: 1234 in + 567 out | cost: $0.0122
+
+Prices come from the ``[pricing]`` table of the config (see :meth:`CostTracker.for_model`).
+A model with no configured price is *not* silently billed at $0: its summary says the cost is
+unknown, so nobody mistakes a missing price for a free model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .types import TokenUsage
+
+__all__ = ["CostTracker"]
+
+
+class CostTracker:
+    """Running totals for one session, priced in US dollars per million tokens."""
+
+    def __init__(
+        self,
+        input_price_per_million: float = 0.0,
+        output_price_per_million: float = 0.0,
+        *,
+        model: str | None = None,
+        priced: bool = True,
+    ) -> None:
+        self.input_price_per_million = float(input_price_per_million)
+        self.output_price_per_million = float(output_price_per_million)
+        self.model = model
+        self.priced = priced
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self.turn_count = 0
+
+    @classmethod
+    def for_model(cls, model: str, pricing: Mapping[str, Any] | Any) -> CostTracker:
+        """A tracker priced for ``model`` from a config (``Config``) or a mapping of model name
+        (or glob such as ``"anthropic/*"``) to ``ModelPricing`` / ``(input, output)``."""
+        price = None
+        if hasattr(pricing, "pricing_for"):
+            price = pricing.pricing_for(model)
+        else:
+            import fnmatch
+
+            table = dict(pricing)
+            key = model if model in table else max(
+                (k for k in table if fnmatch.fnmatchcase(model, k)), key=len, default=None
+            )
+            price = table.get(key) if key is not None else None
+        if price is None:
+            return cls(model=model, priced=False)
+        if isinstance(price, tuple | list):
+            return cls(price[0], price[1], model=model)
+        return cls(price.input, price.output, model=model)
+
+    def record(self, usage: TokenUsage | None) -> None:
+        """Add one model turn (a turn without usage still counts as a turn)."""
+        if usage is not None:
+            self.total_input_tokens += usage.input_tokens
+            self.total_output_tokens += usage.output_tokens
+        self.turn_count += 1
+
+    def total_cost(self) -> float:
+        """Dollars so far (0.0 when the model has no configured price; see :attr:`priced`)."""
+        return (
+            self.total_input_tokens * self.input_price_per_million
+            + self.total_output_tokens * self.output_price_per_million
+        ) / 1_000_000.0
+
+    def reset(self) -> None:
+        """Zero the counters; the prices stay."""
+        self.total_input_tokens = 0
+        self.total_output_tokens = 0
+        self.turn_count = 0
+
+    def summary(self) -> str:
+        """``tokens: N in + N out | cost: $X.XXXX`` (or ``cost: unknown …`` without a price)."""
+        tokens = f"tokens: {self.total_input_tokens} in + {self.total_output_tokens} out"
+        if not self.priced:
+            return f"{tokens} | cost: unknown (no price configured for {self.model!r})"
+        return f"{tokens} | cost: ${self.total_cost():.4f}"
+
+    def __repr__(self) -> str:
+        return f"CostTracker({self.summary()!r}, turns={self.turn_count})"
+
+    def _repr_markdown_(self) -> str:
+        cost = f"${self.total_cost():.4f}" if self.priced else "unknown (no price configured)"
+        return (
+            "| turns | input tokens | output tokens | cost |\n|---:|---:|---:|---:|\n"
+            f"| {self.turn_count} | {self.total_input_tokens} | {self.total_output_tokens} "
+            f"| {cost} |"
+        )
