@@ -1,0 +1,40 @@
+"""``python -m clawnb.course``: run chapter checks, or build the exercise notebooks.
+
+    python -m clawnb.course list
+    python -m clawnb.course check ch01
+    python -m clawnb.course exercises notebooks notebooks/exercises
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._exercises import write_exercises
+from ._suite import chapters, check
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clawnb.course")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list chapters and their suites")
+    run = sub.add_parser("check", help="run a chapter's (or a suite's) tests against clawnb")
+    run.add_argument("target")
+    ex = sub.add_parser("exercises", help="write exercise versions of the course notebooks")
+    ex.add_argument("src", type=Path)
+    ex.add_argument("dest", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        for chapter, suites in chapters().items():
+            print(f"{chapter:8} {', '.join(suites)}")
+        return 0
+    if args.command == "check":
+        return 0 if check(args.target).ok else 1
+    for path in write_exercises(args.src, args.dest):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Make exercise notebooks from the course notebooks.
+
+In a chapter notebook, every cell that builds the chapter's component is tagged ``solution``
+and carries its stub in ``metadata["clawnb"]["stub"]`` (the same names, bodies that raise
+``NotImplementedError``). The exercise version swaps each solution for its stub; its check cell
+then fails until the learner writes the code.
+
+    python -m clawnb.course exercises notebooks notebooks/exercises
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["make_exercise", "write_exercises"]
+
+SOLUTION_TAG = "solution"
+
+
+def make_exercise(notebook: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy of ``notebook`` (nbformat JSON) with solution cells replaced by stubs."""
+    result = copy.deepcopy(notebook)
+    for cell in result["cells"]:
+        meta = cell.get("metadata", {})
+        if SOLUTION_TAG not in meta.get("tags", []):
+            continue
+        stub = meta.get("clawnb", {}).get("stub")
+        if stub is None:
+            raise ValueError("a solution cell has no metadata.clawnb.stub")
+        cell["source"] = stub
+        meta["tags"] = [t for t in meta["tags"] if t != SOLUTION_TAG] + ["exercise"]
+        meta.pop("clawnb", None)
+        cell["outputs"] = []
+        cell["execution_count"] = None
+    return result
+
+
+def write_exercises(src: Path, dest: Path) -> list[Path]:
+    """Write an exercise version of every notebook in ``src`` that has solution cells."""
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path in sorted(src.glob("*.ipynb")):
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        if not any(
+            SOLUTION_TAG in c.get("metadata", {}).get("tags", []) for c in notebook["cells"]
+        ):
+            continue
+        target = dest / path.name
+        target.write_text(json.dumps(make_exercise(notebook), indent=1) + "\n", encoding="utf-8")
+        written.append(target)
+    return written
+
+

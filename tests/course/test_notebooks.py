@@ -1,0 +1,56 @@
+"""Every course notebook runs headless in a real kernel and passes its own check; every
+exercise notebook is generated from it and fails its check until the learner writes the code."""
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from clawnb.course._exercises import make_exercise
+
+ROOT = Path(__file__).resolve().parents[2] / "notebooks"
+CHAPTERS = sorted(p for p in ROOT.glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+
+
+def execute(path: Path, allow_errors: bool = False):
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, timeout=60, kernel_name="python3", allow_errors=allow_errors,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute()
+    return nb
+
+
+def check_outputs(nb) -> str:
+    """The text printed by the notebook's check cell(s)."""
+    texts = []
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "check(" in cell.source:
+            for out in cell.get("outputs", []):
+                texts.append(out.get("text", "") + "".join(out.get("traceback", [])))
+    return "\n".join(texts)
+
+
+def test_there_are_chapter_notebooks():
+    assert len(CHAPTERS) >= 3
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_chapter_notebook_runs_and_passes_its_check(path):
+    nb = execute(path)
+    out = check_outputs(nb)
+    assert "test result: ok." in out and "FAILED" not in out, out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_exercise_notebook_is_current_and_fails_its_check(path):
+    exercise = ROOT / "exercises" / path.name
+    expected = make_exercise(json.loads(path.read_text()))
+    assert exercise.exists(), "run: python -m clawnb.course exercises notebooks notebooks/exercises"
+    assert json.loads(exercise.read_text()) == expected, "exercise notebook is out of date"
+    out = check_outputs(execute(exercise, allow_errors=True))
+    assert "test result: FAILED." in out, out
+    assert "test result: ok." not in out
