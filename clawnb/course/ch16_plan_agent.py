@@ -1,0 +1,255 @@
+"""Book chapter 16: plan mode — ``plan_agent.rs``, 18 tests (over MockStreamProvider)."""
+
+from __future__ import annotations
+
+from ..events import AgentEvent
+from ..types import Message
+from ._helpers import raises, text_turn, tool_turn
+from ._suite import Suite
+
+suite = Suite("plan_agent", "PlanAgent", chapters=["ch16"])
+
+
+def _results(messages):
+    return [m for m in messages if isinstance(m, Message.ToolResult)]
+
+
+def _systems(messages):
+    return [m for m in messages if isinstance(m, Message.System)]
+
+
+@suite.test
+async def test_plan_agent_plan_text_response(impl, tmp):
+    provider = impl.MockStreamProvider([text_turn("Here is my plan.")])
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    messages = [Message.User("Plan something")]
+    assert await agent.plan(messages) == "Here is my plan."
+    assert len(messages) == 3  # the injected System, the User, the Assistant
+    assert isinstance(messages[0], Message.System)
+
+
+@suite.test
+async def test_plan_agent_plan_with_read_tool(impl, tmp):
+    path = tmp / "info.txt"
+    path.write_text("important data")
+    provider = impl.MockStreamProvider(
+        [tool_turn(("c1", "read", {"path": str(path)})), text_turn("File contains: important data")]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    result = await agent.plan([Message.User("Read the file")])
+    assert result == "File contains: important data"
+
+
+@suite.test
+async def test_plan_agent_plan_blocks_write_tool(impl, tmp):
+    path = tmp / "blocked.txt"
+    provider = impl.MockStreamProvider(
+        [
+            tool_turn(("c1", "write", {"path": str(path), "content": "hacked"})),
+            text_turn("Cannot write in plan mode."),
+        ]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    messages = [Message.User("Write a file")]
+    assert await agent.plan(messages) == "Cannot write in plan mode."
+    assert not path.exists()
+    results = _results(messages)
+    assert results
+    assert "not available in planning mode" in results[0].content
+
+
+@suite.test
+async def test_plan_agent_plan_blocks_edit_tool(impl, tmp):
+    path = tmp / "target.txt"
+    path.write_text("original")
+    provider = impl.MockStreamProvider(
+        [
+            tool_turn(("c1", "edit", {"path": str(path), "old": "original", "new": "modified"})),
+            text_turn("Edit blocked."),
+        ]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.EditTool())
+    assert await agent.plan([Message.User("Edit the file")]) == "Edit blocked."
+    assert path.read_text() == "original"
+
+
+@suite.test
+async def test_plan_agent_execute_allows_write_tool(impl, tmp):
+    path = tmp / "output.txt"
+    provider = impl.MockStreamProvider(
+        [
+            tool_turn(("c1", "write", {"path": str(path), "content": "written!"})),
+            text_turn("File written."),
+        ]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    assert await agent.execute([Message.User("Approved. Execute.")]) == "File written."
+    assert path.read_text() == "written!"
+
+
+@suite.test
+async def test_plan_agent_full_plan_then_execute(impl, tmp):
+    read_path, write_path = tmp / "source.txt", tmp / "dest.txt"
+    read_path.write_text("source data")
+    provider = impl.MockStreamProvider(
+        [
+            tool_turn(("c1", "read", {"path": str(read_path)})),
+            text_turn("Plan: copy source data to dest.txt"),
+            tool_turn(("c2", "write", {"path": str(write_path), "content": "source data"})),
+            text_turn("Done. Copied to dest.txt"),
+        ]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    messages = [Message.User("Copy source.txt to dest.txt")]
+    assert await agent.plan(messages) == "Plan: copy source data to dest.txt"
+    assert not write_path.exists()
+    messages.append(Message.User("Approved. Execute."))
+    assert await agent.execute(messages) == "Done. Copied to dest.txt"
+    assert write_path.read_text() == "source data"
+
+
+@suite.test
+async def test_plan_agent_message_continuity(impl, tmp):
+    provider = impl.MockStreamProvider([text_turn("My plan"), text_turn("Executed")])
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    messages = [Message.User("Task")]
+    await agent.plan(messages)
+    assert len(messages) == 3  # System, User, Assistant
+    messages.append(Message.User("Approved"))
+    assert len(messages) == 4
+    await agent.execute(messages)
+    assert len(messages) == 5  # System, User, Assistant, User, Assistant
+
+
+@suite.test
+async def test_plan_agent_read_only_override(impl, tmp):
+    provider = impl.MockStreamProvider(
+        [tool_turn(("c1", "bash", {"command": "rm -rf /"})), text_turn("Bash blocked.")]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.BashTool()).read_only(["read"])
+    messages = [Message.User("Plan")]
+    assert await agent.plan(messages) == "Bash blocked."
+    results = _results(messages)
+    assert results
+    assert "not available in planning mode" in results[0].content
+
+
+@suite.test
+async def test_plan_agent_streaming_events_during_plan(impl, tmp):
+    provider = impl.MockStreamProvider([text_turn("Plan text")])
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    events = []
+    await agent.plan([Message.User("Plan")], events.append)
+    assert any(isinstance(e, AgentEvent.TextDelta) for e in events)
+    assert any(isinstance(e, AgentEvent.Done) for e in events)
+
+
+@suite.test
+async def test_plan_agent_plan_provider_error(impl, tmp):
+    agent = impl.PlanAgent(impl.MockStreamProvider([])).tool(impl.ReadTool())
+    assert await raises(agent.plan([Message.User("Plan")]))
+
+
+@suite.test
+def test_plan_agent_builder_pattern(impl, tmp):
+    agent = (
+        impl.PlanAgent(impl.MockStreamProvider([]))
+        .tool(impl.ReadTool())
+        .tool(impl.WriteTool())
+        .tool(impl.EditTool())
+        .tool(impl.BashTool())
+        .read_only(["read", "bash"])
+        .plan_prompt("Custom planning instructions.")
+    )
+    assert agent is not None
+
+
+@suite.test
+async def test_plan_agent_system_prompt_injected(impl, tmp):
+    agent = impl.PlanAgent(impl.MockStreamProvider([text_turn("ok")])).tool(impl.ReadTool())
+    messages = [Message.User("Task")]
+    await agent.plan(messages)
+    assert isinstance(messages[0], Message.System)
+    assert "PLANNING MODE" in messages[0].content
+
+
+@suite.test
+async def test_plan_agent_system_prompt_not_duplicated(impl, tmp):
+    provider = impl.MockStreamProvider([text_turn("Plan A"), text_turn("Plan B")])
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    messages = [Message.User("Task")]
+    await agent.plan(messages)
+    messages.append(Message.User("Try again"))
+    await agent.plan(messages)
+    assert len(_systems(messages)) == 1
+
+
+@suite.test
+async def test_plan_agent_caller_system_prompt_respected(impl, tmp):
+    agent = impl.PlanAgent(impl.MockStreamProvider([text_turn("ok")])).tool(impl.ReadTool())
+    messages = [Message.System("You are a helpful assistant."), Message.User("Task")]
+    await agent.plan(messages)
+    assert isinstance(messages[0], Message.System)
+    assert "helpful assistant" in messages[0].content
+    assert len(_systems(messages)) == 1
+
+
+@suite.test
+async def test_plan_agent_exit_plan_tool(impl, tmp):
+    path = tmp / "code.rs"
+    path.write_text("fn main() {}")
+    provider = impl.MockStreamProvider(
+        [
+            tool_turn(("c1", "read", {"path": str(path)})),
+            tool_turn(("c2", "exit_plan", {}), text="Plan: add error handling to main"),
+        ]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    messages = [Message.User("Refactor this")]
+    assert await agent.plan(messages) == "Plan: add error handling to main"
+    assert any("submitted for review" in r.content for r in _results(messages))
+
+
+@suite.test
+async def test_plan_agent_exit_plan_not_in_execute(impl, tmp):
+    provider = impl.MockStreamProvider([tool_turn(("c1", "exit_plan", {})), text_turn("ok")])
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    messages = [Message.User("Execute")]
+    assert await agent.execute(messages) == "ok"
+    assert any("unknown tool" in r.content for r in _results(messages))
+
+
+@suite.test
+async def test_plan_agent_custom_plan_prompt(impl, tmp):
+    agent = (
+        impl.PlanAgent(impl.MockStreamProvider([text_turn("ok")]))
+        .tool(impl.ReadTool())
+        .plan_prompt("You are a security auditor. Read code and report vulnerabilities.")
+    )
+    messages = [Message.User("Audit")]
+    await agent.plan(messages)
+    assert isinstance(messages[0], Message.System)
+    assert "security auditor" in messages[0].content
+
+
+@suite.test
+async def test_plan_agent_full_flow_with_exit_plan(impl, tmp):
+    read_path, write_path = tmp / "src.txt", tmp / "out.txt"
+    read_path.write_text("hello world")
+    provider = impl.MockStreamProvider(
+        [
+            tool_turn(("c1", "read", {"path": str(read_path)})),
+            tool_turn(
+                ("c2", "exit_plan", {}), text="Plan: uppercase the content and write to out.txt"
+            ),
+            tool_turn(("c3", "write", {"path": str(write_path), "content": "HELLO WORLD"})),
+            text_turn("Done."),
+        ]
+    )
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    messages = [Message.User("Uppercase src.txt into out.txt")]
+    assert await agent.plan(messages) == "Plan: uppercase the content and write to out.txt"
+    assert not write_path.exists()
+    messages.append(Message.User("Approved."))
+    assert await agent.execute(messages) == "Done."
+    assert write_path.read_text() == "HELLO WORLD"

@@ -1,0 +1,255 @@
+"""One gate in front of every tool call: hooks → safety checks → permission → run → hooks.
+
+:class:`GatePipeline` is the :class:`clawnb.executor.Gate` every loop (SimpleAgent,
+StreamingAgent, PlanAgent) accepts as ``gate=``. For each call:
+
+1. **pre-tool hooks** — ``Block`` refuses the call (outcome ``blocked``); ``ModifyArgs`` replaces
+   its arguments for everything after;
+2. **safety checks** — the first failure refuses it with ``error: safety check failed: {reason}``
+   (outcome ``blocked``);
+3. **permission** — ``Deny`` refuses it; ``Ask`` awaits the front end's approval callback with
+   an :class:`~clawnb.events.ApprovalRequest`: *allow once* runs it, *allow for session* records
+   a session allow and runs it, *deny* refuses it with the person's reason. Without a callback an
+   ``Ask`` is a refusal that says so. Approvals are asked one at a time;
+4. the tool runs (the executor does that);
+5. **post-tool hooks** — a ``Block`` here cannot undo the call; its reason is appended to the
+   result so the model learns about it.
+
+Every refusal is a tool result the model can read, so the history stays valid. The engine
+stays UI-free: a notebook's Approve/Deny buttons or a CLI prompt are just approval callbacks.
+:func:`build_gate` wires the usual pieces for a workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from .events import Approval, ApprovalCallback, ApprovalDecision, ApprovalRequest
+from .executor import Gate, Refusal, tool_summary
+from .hooks import HookAction, HookEvent, HookRegistry, hooks_from_config
+from .permissions import (
+    Permission,
+    PermissionEngine,
+    PermissionMode,
+    PermissionRule,
+)
+from .safety import (
+    DEFAULT_PROTECTED_PATTERNS,
+    CommandFilter,
+    PathValidator,
+    ProtectedFileCheck,
+    SafetyCheck,
+    SafetyViolation,
+)
+from .types import Tool, ToolCall
+
+__all__ = ["GatePipeline", "build_gate"]
+
+USER_DENIED = "error: the user denied this tool call"
+
+
+class GatePipeline(Gate):
+    """Hooks, safety checks and permissions around every tool call (see module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        hooks: HookRegistry | None = None,
+        checks: Iterable[SafetyCheck] = (),
+        permissions: PermissionEngine | None = None,
+        approve: ApprovalCallback | None = None,
+    ) -> None:
+        self.hooks = hooks
+        self.checks: list[SafetyCheck] = list(checks)
+        self.permissions = permissions
+        self.approve = approve
+        self._approval_lock = asyncio.Lock()
+
+    @classmethod
+    def from_config(
+        cls,
+        config: Any = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        mode: PermissionMode | str = PermissionMode.DEFAULT,
+        approve: ApprovalCallback | None = None,
+        rules: Iterable[PermissionRule] = (),
+    ) -> GatePipeline:
+        """A pipeline from a ``Config`` (or a dict with the same keys): ``allowed_directory``
+        (else ``workspace``, else the current directory), ``blocked_commands``,
+        ``protected_patterns``, ``hooks`` and optional ``permissions`` (``mode``, ``allow``,
+        ``ask``, ``deny``)."""
+
+        def get(name: str, default: Any = None) -> Any:
+            if config is None:
+                return default
+            if isinstance(config, dict):
+                return config.get(name, default)
+            return getattr(config, name, default)
+
+        perms = get("permissions") or {}
+        perm = (
+            (lambda k, d=None: perms.get(k, d))
+            if isinstance(perms, dict)
+            else (lambda k, d=None: getattr(perms, k, d))
+        )
+        hooks_section = get("hooks")
+        return build_gate(
+            mode=perm("mode") or mode,
+            workspace=get("allowed_directory") or workspace,
+            rules=rules,
+            allow=perm("allow") or (),
+            ask=perm("ask") or (),
+            deny=perm("deny") or (),
+            approve=approve,
+            blocked_commands=get("blocked_commands"),
+            protected_patterns=get("protected_patterns"),
+            hooks=hooks_from_config(hooks_section) if hooks_section is not None else None,
+        )
+
+    # -- Gate ---------------------------------------------------------------------------------
+    async def agent_start(self, prompt: str) -> None:
+        if self.hooks is not None:
+            await self.hooks.dispatch(HookEvent.AgentStart(prompt))
+
+    async def agent_end(self, response: str) -> None:
+        if self.hooks is not None:
+            await self.hooks.dispatch(HookEvent.AgentEnd(response))
+
+    async def before_tool(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+        name = call.name
+        if self.hooks is not None:
+            action = await self.hooks.dispatch(HookEvent.PreToolCall(name, call.arguments))
+            if isinstance(action, HookAction.Block):
+                return Refusal(f"error: blocked by hook: {action.reason}", "blocked")
+            if isinstance(action, HookAction.ModifyArgs):
+                call = dataclasses.replace(call, arguments=action.args)
+        for check in self.checks:
+            try:
+                check.check(name, call.arguments)
+            except SafetyViolation as exc:
+                return Refusal(f"error: safety check failed: {exc}", "blocked")
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # a broken check refuses rather than waving through
+                return Refusal(
+                    f"error: safety check failed: {type(exc).__name__}: {exc}", "blocked"
+                )
+        if self.permissions is None:
+            return call
+        return await self._permit(call, tool)
+
+    async def after_tool(self, call: ToolCall, result: str) -> str:
+        if self.hooks is None:
+            return result
+        action = await self.hooks.dispatch(
+            HookEvent.PostToolCall(call.name, call.arguments, result)
+        )
+        if isinstance(action, HookAction.Block):
+            return f"{result}\n[post-tool hook: {action.reason}]"
+        return result
+
+    # -- permission and approval --------------------------------------------------------------
+    async def _permit(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+        assert self.permissions is not None
+        decision = self.permissions.decide(tool, call.arguments)
+        if decision.permission is Permission.Allow:
+            return call
+        if decision.permission is Permission.Deny:
+            return Refusal(
+                f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
+            )
+        if self.approve is None:
+            return Refusal(
+                f"error: `{call.name}` needs the user's approval ({decision.reason}), but no "
+                "approval callback is set, so the call was not run",
+                "denied",
+            )
+        # One question at a time; an answer "for this session" may settle the next one.
+        async with self._approval_lock:
+            decision = self.permissions.decide(tool, call.arguments)
+            if decision.permission is Permission.Allow:
+                return call
+            if decision.permission is Permission.Deny:
+                return Refusal(
+                    f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
+                )
+            request = ApprovalRequest(call, tool_summary(call).strip(), decision.reason)
+            try:
+                answer = await self.approve(request)
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise
+            except Exception as exc:
+                return Refusal(
+                    f"error: the approval prompt failed ({type(exc).__name__}: {exc}); "
+                    "the call was not run",
+                    "denied",
+                )
+        return self._apply(answer, call)
+
+    def _apply(self, answer: Any, call: ToolCall) -> ToolCall | Refusal:
+        if isinstance(answer, bool):  # a plain yes/no from a simple callback
+            answer = Approval.allow_once() if answer else Approval.deny()
+        if not isinstance(answer, Approval):
+            return Refusal(
+                f"error: the approval callback returned {answer!r}, not an Approval; "
+                "the call was not run",
+                "denied",
+            )
+        if answer.decision is ApprovalDecision.ALLOW_SESSION:
+            assert self.permissions is not None
+            self.permissions.record_session_allow(call.name)
+            return call
+        if answer.decision is ApprovalDecision.ALLOW_ONCE:
+            return call
+        reason = f": {answer.reason}" if answer.reason else ""
+        return Refusal(f"{USER_DENIED}{reason}", "denied")
+
+    def __repr__(self) -> str:
+        return (
+            f"GatePipeline(hooks={self.hooks!r}, checks={self.checks!r}, "
+            f"permissions={self.permissions!r})"
+        )
+
+
+def build_gate(
+    *,
+    mode: PermissionMode | str = PermissionMode.DEFAULT,
+    workspace: str | os.PathLike[str] | None = None,
+    rules: Iterable[PermissionRule] = (),
+    allow: Iterable[str] = (),
+    ask: Iterable[str] = (),
+    deny: Iterable[str] = (),
+    approve: ApprovalCallback | None = None,
+    hooks: HookRegistry | None = None,
+    blocked_commands: Iterable[str] | None = None,
+    protected_patterns: Iterable[str] | None = None,
+    checks: Iterable[SafetyCheck] = (),
+) -> GatePipeline:
+    """The usual pipeline: a :class:`PathValidator` for ``workspace`` (default: the current
+    directory), a :class:`CommandFilter` (``blocked_commands``, default the recommended list),
+    a :class:`ProtectedFileCheck` (default ``.env``, ``.env.*``, ``.git/**``), any extra
+    ``checks``, and a :class:`PermissionEngine` in ``mode`` with the given rules."""
+    ws = os.fspath(workspace) if workspace is not None else os.getcwd()
+    command_filter = (
+        CommandFilter(blocked_commands)
+        if blocked_commands is not None
+        else CommandFilter.recommended()
+    )
+    all_checks: list[SafetyCheck] = [
+        PathValidator(ws),
+        command_filter,
+        ProtectedFileCheck(
+            protected_patterns if protected_patterns is not None else DEFAULT_PROTECTED_PATTERNS,
+            workspace=ws,
+        ),
+        *checks,
+    ]
+    engine = PermissionEngine.for_mode(
+        mode, rules=rules, allow=allow, ask=ask, deny=deny, workspace=ws
+    )
+    return GatePipeline(hooks=hooks, checks=all_checks, permissions=engine, approve=approve)

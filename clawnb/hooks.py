@@ -1,0 +1,372 @@
+"""The user's own policy: hooks around the agent (book ch15, with seed 001's configurable hooks).
+
+A hook receives a :class:`HookEvent` — ``AgentStart``, ``PreToolCall``, ``PostToolCall``,
+``AgentEnd`` — and answers a :class:`HookAction`: ``Continue``, ``Block(reason)`` or
+``ModifyArgs(args)``. :class:`HookRegistry` asks its hooks in registration order; the first
+``Block`` wins at once (later hooks are not asked), and if several hooks modify the arguments
+the last one wins.
+
+Built in: :class:`LoggingHook` (records ``pre:bash``, ``post:write``, ``agent:start``,
+``agent:end``), :class:`BlockingHook` (refuses listed tools) and :class:`ShellHook`, which runs a
+command of yours through ``sh -c`` so that real hooks can be written in any language:
+
+* the event arrives as JSON on stdin (``{"event": "pre_tool_call", "tool_name": "bash",
+  "args": {...}}``; ``result`` for post events, ``prompt``/``response`` for agent events) and
+  as environment variables ``CLAWNB_HOOK_EVENT``, ``CLAWNB_TOOL_NAME``, ``CLAWNB_TOOL_ARGS``;
+* exit status 0 continues; any other status blocks the call, with stderr as the reason
+  (``hook failed: {stderr}``);
+* to change the arguments, print a JSON object ``{"args": {...}}`` on stdout (pre events);
+  ``{"block": "reason"}`` on stdout blocks too;
+* a hook that runs longer than its timeout is killed — its whole process group — and blocks.
+
+:func:`hooks_from_config` turns ``[[hooks.pre_tool]]`` / ``[[hooks.post_tool]]`` config entries
+(``command``, ``tool_pattern``, ``timeout_ms``) into ShellHooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import fnmatch
+import inspect
+import json
+import os
+import signal
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from .permissions import glob_is_valid
+
+__all__ = [
+    "BlockingHook",
+    "Hook",
+    "HookAction",
+    "HookEvent",
+    "HookRegistry",
+    "LoggingHook",
+    "ShellHook",
+    "hooks_from_config",
+]
+
+
+class HookEvent:
+    """Namespace of hook events: ``HookEvent.PreToolCall("bash", {"command": "ls"})`` …"""
+
+    @dataclass(frozen=True)
+    class PreToolCall:
+        tool_name: str
+        args: Any
+
+    @dataclass(frozen=True)
+    class PostToolCall:
+        tool_name: str
+        args: Any
+        result: str
+
+    @dataclass(frozen=True)
+    class AgentStart:
+        prompt: str
+
+    @dataclass(frozen=True)
+    class AgentEnd:
+        response: str
+
+
+class HookAction:
+    """Namespace of hook answers: ``HookAction.Continue()``, ``HookAction.Block(reason)``,
+    ``HookAction.ModifyArgs(args)``. They compare by value."""
+
+    @dataclass(frozen=True)
+    class Continue:
+        pass
+
+    @dataclass(frozen=True)
+    class Block:
+        reason: str
+
+    @dataclass(frozen=True)
+    class ModifyArgs:
+        args: Any
+
+
+@runtime_checkable
+class Hook(Protocol):
+    """Anything with ``on_event(event) -> HookAction`` (a coroutine or a plain function)."""
+
+    def on_event(self, event: Any) -> Any: ...
+
+
+def _event_name(event: Any) -> str:
+    match event:
+        case HookEvent.PreToolCall():
+            return "pre_tool_call"
+        case HookEvent.PostToolCall():
+            return "post_tool_call"
+        case HookEvent.AgentStart():
+            return "agent_start"
+        case HookEvent.AgentEnd():
+            return "agent_end"
+    raise TypeError(f"not a hook event: {event!r}")
+
+
+class HookRegistry:
+    """Hooks in registration order."""
+
+    def __init__(self, hooks: Iterable[Any] = ()) -> None:
+        self._hooks: list[Any] = list(hooks)
+
+    def register(self, hook: Any) -> None:
+        self._hooks.append(hook)
+
+    def with_(self, hook: Any) -> HookRegistry:
+        """Builder form of :meth:`register` (the book's ``with``)."""
+        self.register(hook)
+        return self
+
+    with_hook = with_
+
+    def is_empty(self) -> bool:
+        return not self._hooks
+
+    @property
+    def hooks(self) -> list[Any]:
+        return list(self._hooks)
+
+    def __len__(self) -> int:
+        return len(self._hooks)
+
+    async def dispatch(self, event: Any) -> Any:
+        """Ask every hook; return the first ``Block``, else the last ``ModifyArgs``, else
+        ``Continue``. A hook that raises blocks the call (a broken policy must not let
+        everything through)."""
+        modified: Any = None
+        for hook in self._hooks:
+            try:
+                action = hook.on_event(event)
+                if inspect.isawaitable(action):
+                    action = await action
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                raise
+            except Exception as exc:
+                return HookAction.Block(f"hook error: {type(exc).__name__}: {exc}")
+            match action:
+                case HookAction.Block():
+                    return action
+                case HookAction.ModifyArgs():
+                    modified = action
+                case HookAction.Continue() | None:
+                    pass
+                case _:
+                    return HookAction.Block(f"hook error: unexpected action {action!r}")
+        return modified if modified is not None else HookAction.Continue()
+
+    def __repr__(self) -> str:
+        return f"HookRegistry({self._hooks!r})"
+
+
+class LoggingHook:
+    """Records a short tag per event; always continues. Handy in tests and notebooks."""
+
+    def __init__(self) -> None:
+        self._log: list[str] = []
+
+    def messages(self) -> list[str]:
+        return list(self._log)
+
+    async def on_event(self, event: Any) -> Any:
+        match event:
+            case HookEvent.PreToolCall(tool_name=name):
+                self._log.append(f"pre:{name}")
+            case HookEvent.PostToolCall(tool_name=name):
+                self._log.append(f"post:{name}")
+            case HookEvent.AgentStart():
+                self._log.append("agent:start")
+            case HookEvent.AgentEnd():
+                self._log.append("agent:end")
+        return HookAction.Continue()
+
+
+class BlockingHook:
+    """Blocks calls of the listed tools (before they run) with ``reason``."""
+
+    def __init__(self, blocked_tools: Iterable[str], reason: str) -> None:
+        self.blocked_tools = list(blocked_tools)
+        self.reason = reason
+
+    async def on_event(self, event: Any) -> Any:
+        if isinstance(event, HookEvent.PreToolCall) and event.tool_name in self.blocked_tools:
+            return HookAction.Block(self.reason)
+        return HookAction.Continue()
+
+
+class ShellHook:
+    """Runs ``sh -c command`` on tool events (see the module docstring for the protocol).
+
+    ``stage`` limits it to ``"pre"`` or ``"post"`` events (``None``: both, like the book);
+    ``tool_pattern`` (or :meth:`for_tool`) is a glob on the tool name; ``timeout_ms`` bounds
+    the run (the config default, 5000).
+    """
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        tool_pattern: str | None = None,
+        timeout_ms: int | None = 5000,
+        stage: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if stage not in (None, "pre", "post"):
+            raise ValueError(f"stage must be 'pre', 'post' or None, got {stage!r}")
+        if timeout_ms is not None and timeout_ms <= 0:
+            raise ValueError(f"timeout_ms must be positive, got {timeout_ms}")
+        self.command = command
+        self.tool_pattern = tool_pattern
+        self.timeout_ms = timeout_ms
+        self.stage = stage
+        self.env = dict(env or {})
+        self.cwd = cwd
+
+    def for_tool(self, pattern: str) -> ShellHook:
+        """Only run for tools whose name matches the glob ``pattern`` (builder style)."""
+        self.tool_pattern = pattern
+        return self
+
+    def matches_tool(self, tool_name: str) -> bool:
+        pattern = self.tool_pattern
+        if pattern is None:
+            return True
+        if glob_is_valid(pattern):
+            return fnmatch.fnmatchcase(tool_name, pattern)
+        return tool_name == pattern
+
+    async def on_event(self, event: Any) -> Any:
+        if isinstance(event, HookEvent.PreToolCall):
+            stage = "pre"
+        elif isinstance(event, HookEvent.PostToolCall):
+            stage = "post"
+        else:
+            return HookAction.Continue()
+        if self.stage is not None and self.stage != stage:
+            return HookAction.Continue()
+        if not self.matches_tool(event.tool_name):
+            return HookAction.Continue()
+        return await self._run(event, stage)
+
+    def _payload(self, event: Any) -> dict[str, Any]:
+        payload: dict[str, Any] = {"event": _event_name(event)}
+        payload.update({f.name: getattr(event, f.name) for f in dataclasses.fields(event)})
+        return payload
+
+    async def _run(self, event: Any, stage: str) -> Any:
+        payload = self._payload(event)
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        env = dict(os.environ)
+        env.update(self.env)
+        env["CLAWNB_HOOK_EVENT"] = payload["event"]
+        env["CLAWNB_TOOL_NAME"] = event.tool_name
+        env["CLAWNB_TOOL_ARGS"] = json.dumps(event.args, ensure_ascii=False, default=str)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "sh",
+                "-c",
+                self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return HookAction.Block(f"hook error: {exc}")
+        timeout = self.timeout_ms / 1000 if self.timeout_ms is not None else None
+        try:
+            stdout, stderr = await asyncio.wait_for(proc.communicate(data), timeout)
+        except TimeoutError:
+            await _kill_group(proc)
+            return HookAction.Block(f"hook timed out after {self.timeout_ms} ms: {self.command}")
+        except BaseException:
+            await _kill_group(proc)
+            raise
+        err = stderr.decode("utf-8", errors="replace").strip()
+        if proc.returncode != 0:
+            return HookAction.Block(f"hook failed: {err or f'exit status {proc.returncode}'}")
+        return _parse_stdout(stdout.decode("utf-8", errors="replace"), stage)
+
+    def __repr__(self) -> str:
+        return f"ShellHook({self.command!r}, tool_pattern={self.tool_pattern!r})"
+
+
+def _parse_stdout(text: str, stage: str) -> Any:
+    """A hook may answer with a JSON object on stdout; anything else is just output."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return HookAction.Continue()
+    try:
+        answer = json.loads(text)
+    except json.JSONDecodeError:
+        return HookAction.Continue()
+    if not isinstance(answer, dict):
+        return HookAction.Continue()
+    if isinstance(answer.get("block"), str):
+        return HookAction.Block(answer["block"])
+    if "args" in answer and stage == "pre":
+        if not isinstance(answer["args"], dict):
+            return HookAction.Block("hook error: 'args' on stdout must be a JSON object")
+        return HookAction.ModifyArgs(answer["args"])
+    return HookAction.Continue()
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    """TERM, then KILL, the hook's whole process group, and reap it."""
+    if proc.returncode is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 2.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            await asyncio.wait_for(asyncio.shield(proc.wait()), wait)
+            return
+        except TimeoutError:
+            continue
+
+
+def _field(entry: Any, name: str, default: Any = None) -> Any:
+    if isinstance(entry, Mapping):
+        return entry.get(name, default)
+    return getattr(entry, name, default)
+
+
+def hooks_from_config(config: Any, *, cwd: str | os.PathLike[str] | None = None) -> HookRegistry:
+    """A registry of ShellHooks from config: a ``Config`` (with ``.hooks``), a hooks section
+    (``pre_tool``/``post_tool`` lists) or the same as plain dicts. Each entry needs
+    ``command``; ``tool_pattern`` and ``timeout_ms`` (default 5000) are optional."""
+    section = _field(config, "hooks", None)
+    if section is None:
+        section = config
+    registry = HookRegistry()
+    for key, stage in (("pre_tool", "pre"), ("post_tool", "post")):
+        entries = _field(section, key, None) or []
+        for i, entry in enumerate(entries):
+            command = _field(entry, "command")
+            if not isinstance(command, str) or not command.strip():
+                raise ValueError(f"hooks.{key}[{i}]: 'command' must be a non-empty string")
+            timeout_ms = _field(entry, "timeout_ms", 5000)
+            if timeout_ms is not None and (
+                isinstance(timeout_ms, bool) or not isinstance(timeout_ms, int) or timeout_ms <= 0
+            ):
+                raise ValueError(f"hooks.{key}[{i}]: 'timeout_ms' must be a positive integer")
+            registry.register(
+                ShellHook(
+                    command,
+                    tool_pattern=_field(entry, "tool_pattern"),
+                    timeout_ms=timeout_ms,
+                    stage=stage,
+                    cwd=cwd,
+                )
+            )
+    return registry

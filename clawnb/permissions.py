@@ -1,0 +1,424 @@
+"""Who may act: the permission engine (book ch13, with seed 001's modes and argument rules).
+
+The book's engine answers one question per tool call — :class:`Permission` ``Allow``, ``Deny``
+or ``Ask`` — in this order:
+
+1. tools the user allowed "for this session" → ``Allow``;
+2. the **first** :class:`PermissionRule` whose pattern matches → its permission;
+3. the engine's default.
+
+Two extensions make it usable on a real machine:
+
+* **Argument rules.** ``bash(git *)`` or ``write(src/**)`` match the call's *subject* too — the
+  ``command`` of a bash call, the ``path`` of a file tool (see :func:`call_subject`). For bash an
+  *allow* rule must match every command of a compound line (``git status && rm -rf x`` is not
+  allowed by ``bash(git *)``) and the line must not substitute commands (``$(…)``, backticks);
+  a *deny* rule matches when any one of the commands matches.
+* **Modes** (:class:`PermissionMode`): ``default`` (read-only tools run, everything else asks),
+  ``accept_edits`` (file edits run too, bash still asks), ``plan`` (only read-only tools; the rest
+  is denied) and ``bypass`` (everything runs). With a mode set, a matching **deny rule wins in
+  every mode**, also over session allows and ``bypass``. Whether a tool is read-only comes from
+  its ``read_only`` attribute; a tool without one is treated as not read-only (fail closed).
+
+An engine built without a mode (``PermissionEngine(rules, default)``) behaves exactly like the
+book's. A pattern that is not a valid glob is compared for equality, as in the book.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "EDIT_TOOLS",
+    "Permission",
+    "PermissionDecision",
+    "PermissionEngine",
+    "PermissionMode",
+    "PermissionRule",
+    "call_subject",
+    "glob_is_valid",
+    "split_shell_commands",
+]
+
+# Tools that change files but nothing else; ``accept_edits`` lets them run without asking.
+EDIT_TOOLS: frozenset[str] = frozenset({"write", "edit", "multi_edit", "notebook_edit"})
+
+# Argument keys that name what a call acts on, in priority order.
+_SUBJECT_KEYS = ("command", "path", "file_path", "notebook_path", "url", "pattern")
+
+
+class Permission(StrEnum):
+    """The engine's answer. The book spells the members ``Allow``/``Deny``/``Ask``; the
+    upper-case spellings are aliases."""
+
+    Allow = "allow"
+    Deny = "deny"
+    Ask = "ask"
+    ALLOW = "allow"
+    DENY = "deny"
+    ASK = "ask"
+
+
+class PermissionMode(StrEnum):
+    """How much the agent may do without asking (seed 001, Claude Code's modes)."""
+
+    DEFAULT = "default"
+    ACCEPT_EDITS = "accept_edits"
+    PLAN = "plan"
+    BYPASS = "bypass"
+
+    @classmethod
+    def parse(cls, value: str | PermissionMode) -> PermissionMode:
+        """Accept ``"accept_edits"``, ``"acceptEdits"``, ``"accept-edits"`` and friends."""
+        if isinstance(value, PermissionMode):
+            return value
+        key = re.sub(r"[-\s]", "_", str(value).strip())
+        key = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key).lower()
+        aliases = {"bypass_permissions": "bypass", "acceptedits": "accept_edits"}
+        key = aliases.get(key, key)
+        try:
+            return cls(key)
+        except ValueError:
+            known = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown permission mode {value!r}; use one of: {known}") from None
+
+
+def glob_is_valid(pattern: str) -> bool:
+    """Whether ``pattern`` is a well-formed glob: every ``[`` is closed and no class is empty.
+
+    Python's :mod:`fnmatch` never rejects a pattern (an unclosed ``[`` silently becomes a
+    literal); the book's glob crate does, and then compares the pattern for equality. Checking
+    here keeps that behaviour explicit.
+    """
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "[":
+            j = i + 1
+            if j < n and pattern[j] in "!^":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1  # a leading ']' is part of the class
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:
+                return False
+            if j == i + 1:
+                return False
+            i = j + 1
+            continue
+        i += 1
+    return True
+
+
+def _glob_match(pattern: str, text: str) -> bool:
+    if glob_is_valid(pattern):
+        return fnmatch.fnmatchcase(text, pattern)
+    return text == pattern
+
+
+def call_subject(tool: str, args: Any) -> str | None:
+    """What a call acts on: ``command`` for bash, else the first string among ``path``,
+    ``file_path``, ``notebook_path``, ``url``, ``pattern``. ``None`` if there is none."""
+    if not isinstance(args, dict):
+        return None
+    keys = ("command",) if tool == "bash" else _SUBJECT_KEYS[1:]
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+_OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n", "(", ")")
+
+
+def split_shell_commands(command: str) -> tuple[list[str], bool]:
+    """Split a shell line into its simple commands (on ``; && || | & ( )`` and newlines, outside
+    quotes). Returns ``(commands, substitutes)`` where ``substitutes`` says the line contains a
+    command substitution (``$(…)``, backticks, ``<(…)``/``>(…)``) whose inner commands are also
+    returned. Best-effort: a parser for policy decisions, not a shell."""
+    parts: list[str] = []
+    current: list[str] = []
+    substitutes = False
+    quote: str | None = None
+    i, n = 0, len(command)
+
+    def cut() -> None:
+        text = "".join(current).strip()
+        if text:
+            parts.append(text)
+        current.clear()
+
+    while i < n:
+        c = command[i]
+        if quote == "'":
+            current.append(c)
+            if c == "'":
+                quote = None
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            current.append(command[i : i + 2])
+            i += 2
+            continue
+        if c == "`" or (c in "$<>" and command[i + 1 : i + 2] == "("):
+            substitutes = True
+            cut()
+            i += 1 if c == "`" else 2
+            continue
+        if quote == '"':
+            if c == '"':
+                quote = None
+            current.append(c)
+            i += 1
+            continue
+        if c in "'\"":
+            quote = c
+            current.append(c)
+            i += 1
+            continue
+        for op in _OPERATORS:
+            if command.startswith(op, i):
+                cut()
+                i += len(op)
+                break
+        else:
+            current.append(c)
+            i += 1
+    cut()
+    return parts, substitutes
+
+
+class PermissionRule:
+    """``PermissionRule("bash", Permission.Ask)``; ``"mcp__*"`` globs the tool name;
+    ``"bash(git *)"`` / ``"write(src/**)"`` also glob the call's subject (see module doc)."""
+
+    _ARG_RULE = re.compile(r"^([^()]+)\((.*)\)$", re.DOTALL)
+
+    def __init__(self, pattern: str, permission: Permission | str) -> None:
+        self.pattern = pattern
+        self.permission = Permission(permission) if isinstance(permission, str) else permission
+        match = self._ARG_RULE.match(pattern.strip())
+        if match:
+            self.tool_pattern = match.group(1).strip()
+            self.arg_pattern: str | None = match.group(2).strip()
+        else:
+            self.tool_pattern = pattern
+            self.arg_pattern = None
+
+    def matches(self, tool: str, args: Any = None, *, workspace: str | None = None) -> bool:
+        """Does this rule cover a call of ``tool`` with ``args``?"""
+        if not _glob_match(self.tool_pattern, tool):
+            return False
+        if self.arg_pattern is None:
+            return True
+        subject = call_subject(tool, args)
+        if subject is None:
+            return False
+        if tool == "bash":
+            return self._matches_command(subject)
+        return any(_glob_match(self.arg_pattern, s) for s in _path_forms(subject, workspace))
+
+    def _matches_command(self, command: str) -> bool:
+        assert self.arg_pattern is not None
+        commands, substitutes = split_shell_commands(command)
+        commands = [" ".join(c.split()) for c in commands]
+        if self.permission is Permission.Deny:
+            whole = " ".join(command.split())
+            return any(_glob_match(self.arg_pattern, c) for c in [whole, *commands])
+        # Allow/Ask must cover the whole line: every command, no hidden substitutions.
+        if substitutes or not commands:
+            return False
+        return all(_glob_match(self.arg_pattern, c) for c in commands)
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, PermissionRule)
+            and self.pattern == other.pattern
+            and self.permission == other.permission
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.pattern, self.permission))
+
+    def __repr__(self) -> str:
+        return f"PermissionRule({self.pattern!r}, Permission.{self.permission.name})"
+
+
+def _path_forms(path: str, workspace: str | None) -> list[str]:
+    """The spellings a path rule is tried against: as given, normalised, and relative to the
+    workspace when it lies inside it (so ``src/**`` covers ``/ws/src/a.py`` and ``./src/a.py``)."""
+    forms = [path]
+    norm = os.path.normpath(path) if path else path
+    if norm not in forms:
+        forms.append(norm)
+    if workspace:
+        ws = os.path.normpath(os.path.abspath(workspace))
+        full = os.path.normpath(os.path.join(ws, path))
+        if full.startswith(ws.rstrip("/") + "/"):
+            rel = os.path.relpath(full, ws)
+            if rel not in forms:
+                forms.append(rel)
+    return forms
+
+
+@dataclass(frozen=True)
+class PermissionDecision:
+    """A permission with the reason a person (or the model) can read."""
+
+    permission: Permission
+    reason: str
+    rule: PermissionRule | None = None
+
+
+class PermissionEngine:
+    """Evaluates tool calls against rules, session allows and (optionally) a mode."""
+
+    def __init__(
+        self,
+        rules: Iterable[PermissionRule] = (),
+        default: Permission = Permission.Ask,
+        *,
+        mode: PermissionMode | str | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        edit_tools: Collection[str] = EDIT_TOOLS,
+    ) -> None:
+        self.rules: list[PermissionRule] = list(rules)
+        self.default = default
+        self.mode = PermissionMode.parse(mode) if mode is not None else None
+        self.workspace = os.fspath(workspace) if workspace is not None else None
+        self.edit_tools = frozenset(edit_tools)
+        self._session_allows: set[str] = set()
+
+    # -- constructors (the book's) -----------------------------------------------------------
+    @classmethod
+    def ask_by_default(cls, rules: Iterable[PermissionRule] = ()) -> PermissionEngine:
+        return cls(rules, Permission.Ask)
+
+    @classmethod
+    def allow_all(cls) -> PermissionEngine:
+        return cls([], Permission.Allow)
+
+    @classmethod
+    def for_mode(
+        cls,
+        mode: PermissionMode | str = PermissionMode.DEFAULT,
+        *,
+        rules: Iterable[PermissionRule] = (),
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> PermissionEngine:
+        """An engine in ``mode`` with rules given as objects or as ``allow``/``ask``/``deny``
+        pattern lists (config style: ``allow = ["bash(git status)"]``)."""
+        all_rules = list(rules)
+        all_rules += [PermissionRule(p, Permission.Deny) for p in deny]
+        all_rules += [PermissionRule(p, Permission.Ask) for p in ask]
+        all_rules += [PermissionRule(p, Permission.Allow) for p in allow]
+        return cls(all_rules, Permission.Ask, mode=mode, workspace=workspace)
+
+    # -- the book's API ----------------------------------------------------------------------
+    def evaluate(self, tool: Any, args: Any = None) -> Permission:
+        """``Allow``, ``Deny`` or ``Ask`` for a call of ``tool`` (a name, or a tool object whose
+        ``read_only`` attribute the modes consult) with ``args``."""
+        return self.decide(tool, args).permission
+
+    def record_session_allow(self, tool: str) -> None:
+        """The user allowed ``tool`` for the rest of this session."""
+        self._session_allows.add(tool)
+
+    def is_allowed(self, tool: Any, args: Any = None) -> bool:
+        return self.evaluate(tool, args) is Permission.Allow
+
+    def needs_approval(self, tool: Any, args: Any = None) -> bool:
+        return self.evaluate(tool, args) is Permission.Ask
+
+    # -- extensions ----------------------------------------------------------------------------
+    @property
+    def session_allows(self) -> frozenset[str]:
+        return frozenset(self._session_allows)
+
+    def clear_session(self) -> None:
+        self._session_allows.clear()
+
+    def set_mode(self, mode: PermissionMode | str | None) -> None:
+        self.mode = PermissionMode.parse(mode) if mode is not None else None
+
+    def decide(self, tool: Any, args: Any = None) -> PermissionDecision:
+        """Like :meth:`evaluate`, with the reason and the rule that decided."""
+        name, read_only = _describe(tool)
+        if self.mode is None:
+            return self._decide_book(name, args)
+        return self._decide_mode(name, args, read_only, self.mode)
+
+    def _first_rule(
+        self, name: str, args: Any, *, skip_deny: bool = False
+    ) -> PermissionRule | None:
+        for rule in self.rules:
+            if skip_deny and rule.permission is Permission.Deny:
+                continue
+            if rule.matches(name, args, workspace=self.workspace):
+                return rule
+        return None
+
+    def _decide_book(self, name: str, args: Any) -> PermissionDecision:
+        if name in self._session_allows:
+            return PermissionDecision(Permission.Allow, f"`{name}` was allowed for this session")
+        rule = self._first_rule(name, args)
+        if rule is not None:
+            return PermissionDecision(rule.permission, _rule_reason(rule), rule)
+        return PermissionDecision(self.default, f"default permission for `{name}`")
+
+    def _decide_mode(
+        self, name: str, args: Any, read_only: bool, mode: PermissionMode
+    ) -> PermissionDecision:
+        for rule in self.rules:
+            if rule.permission is Permission.Deny and rule.matches(
+                name, args, workspace=self.workspace
+            ):
+                return PermissionDecision(Permission.Deny, _rule_reason(rule), rule)
+        if mode is PermissionMode.PLAN and not read_only:
+            return PermissionDecision(
+                Permission.Deny, f"`{name}` is not read-only and plan mode allows only reads"
+            )
+        if mode is PermissionMode.BYPASS:
+            return PermissionDecision(Permission.Allow, "bypass mode allows every tool")
+        if name in self._session_allows:
+            return PermissionDecision(Permission.Allow, f"`{name}` was allowed for this session")
+        rule = self._first_rule(name, args, skip_deny=True)
+        if rule is not None:
+            return PermissionDecision(rule.permission, _rule_reason(rule), rule)
+        if read_only:
+            return PermissionDecision(Permission.Allow, f"`{name}` is read-only")
+        if mode is PermissionMode.ACCEPT_EDITS and name in self.edit_tools:
+            return PermissionDecision(Permission.Allow, "accept_edits mode allows file edits")
+        return PermissionDecision(
+            Permission.Ask, f"`{name}` can change things, so {mode.value} mode asks first"
+        )
+
+    def __repr__(self) -> str:
+        mode = f", mode={self.mode.value!r}" if self.mode is not None else ""
+        return f"PermissionEngine(rules={self.rules!r}, default={self.default.name}{mode})"
+
+
+def _rule_reason(rule: PermissionRule) -> str:
+    return f"rule `{rule.pattern}` says {rule.permission.value}"
+
+
+def _describe(tool: Any) -> tuple[str, bool]:
+    """(name, read_only) of a tool name or tool object; unknown means not read-only."""
+    if isinstance(tool, str):
+        return tool, False
+    definition = getattr(tool, "definition", None)
+    name = getattr(definition, "name", None)
+    if not isinstance(name, str):
+        raise TypeError(f"expected a tool name or a tool with a definition, got {tool!r}")
+    return name, getattr(tool, "read_only", False) is True

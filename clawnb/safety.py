@@ -1,0 +1,487 @@
+"""What the arguments do: safety checks run before a tool call (book ch14).
+
+A :class:`SafetyCheck` looks at ``(tool_name, args)`` and raises :class:`SafetyViolation` with a
+reason the model can read. The checks:
+
+* :class:`PathValidator` — file paths must stay inside one directory (the workspace). Paths
+  are resolved the way the kernel would: relative to the workspace, symlink by symlink, with
+  ``..`` applied to the directory a link really points to. New files are judged by where they
+  would land, so ``new/dir/file.txt`` is fine and ``link_to_outside/new.txt`` is not. Refused:
+  NUL bytes, ``~`` (the tools expand it to a home directory), symlinks that lead out (also
+  dangling ones), symlink loops, and look-alike prefixes (``/ws-evil`` is not inside ``/ws``).
+  Names are never Unicode-normalised: ``．．`` (U+FF0E) is an ordinary file name on Linux.
+* :class:`CommandFilter` — glob patterns of shell commands to refuse (``sudo *``,
+  ``rm -rf /``…). It is **best-effort and not a sandbox**: a shell has endless spellings for the
+  same act. It checks the whole line and each simple command in it (quotes, ``VAR=`` prefixes,
+  ``env``/``command`` wrappers and ``/usr/bin/`` removed), which catches the common shapes;
+  the real boundary is the permission engine asking before every bash call, plus approvals.
+  ``benchmarks/command_filter_coverage.py`` measures what it catches.
+* :class:`ProtectedFileCheck` — writes and edits to files like ``.env`` or ``.git/**`` are
+  refused; a pattern is tried on the path as given, its file name, and every trailing part
+  (so ``.git/**`` also protects ``/repo/.git/config``).
+
+:class:`SafeToolWrapper` puts checks in front of one tool; a failed check becomes the result
+``error: safety check failed: {reason}``, never an exception. In the agent loops the same checks
+run inside :class:`clawnb.gates.GatePipeline`. A check verifies a path at the moment of the
+call; a link swapped in between the check and the write is not covered (no check can be).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from .errors import ClawError
+from .permissions import glob_is_valid, split_shell_commands
+from .types import ToolDefinition
+
+__all__ = [
+    "DEFAULT_BLOCKED_COMMANDS",
+    "DEFAULT_PROTECTED_PATTERNS",
+    "RECOMMENDED_BLOCKED_COMMANDS",
+    "CommandFilter",
+    "PathValidator",
+    "ProtectedFileCheck",
+    "SafeToolWrapper",
+    "SafetyCheck",
+    "SafetyViolation",
+    "normalize_command",
+]
+
+# The book's config defaults (``Config::blocked_commands`` / ``protected_patterns``).
+DEFAULT_BLOCKED_COMMANDS: tuple[str, ...] = ("rm -rf /", "sudo *", "curl * | bash", "curl * | sh")
+DEFAULT_PROTECTED_PATTERNS: tuple[str, ...] = (".env", ".env.*", ".git/**")
+
+# The book's ``CommandFilter::default_filters()``.
+_BOOK_FILTERS: tuple[str, ...] = (
+    "rm -rf /",
+    "rm -rf /*",
+    "sudo *",
+    "> /dev/sda*",
+    "mkfs.*",
+    "dd if=*of=/dev/*",
+    ":(){:|:&};:",
+)
+
+# A longer list for people who want more than the book's: still best-effort.
+RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = (
+    *_BOOK_FILTERS,
+    "rm -rf ~*",
+    "rm -rf .",
+    "rm -rf *",
+    "rm -fr *",
+    "rm -r -f *",
+    "rm -f -r *",
+    "rm -Rf *",
+    "rm -fR *",
+    "rm --recursive *",
+    "rm --no-preserve-root*",
+    "sudo",
+    "su",
+    "su *",
+    "doas *",
+    "pkexec *",
+    "mkfs*",
+    "dd *of=/dev/*",
+    "*> /dev/sd*",
+    "*>/dev/sd*",
+    "*> /dev/nvme*",
+    "*>/dev/nvme*",
+    "shred *",
+    "wipefs *",
+    "fdisk *",
+    "parted *",
+    "chmod -R 777 /*",
+    "chmod 777 /*",
+    "chmod -R * /",
+    "chown -R * /",
+    "chown -R * /*",
+    "curl * | *sh*",
+    "curl *|*sh*",
+    "wget * | *sh*",
+    "wget *|*sh*",
+    "*| bash",
+    "*| sh",
+    "*|bash",
+    "*|sh",
+    "bash -c *curl*",
+    "sh -c *curl*",
+    "shutdown*",
+    "reboot*",
+    "halt*",
+    "poweroff*",
+    "init 0",
+    "init 6",
+    "kill -9 -1",
+    "kill -9 1",
+    "killall *",
+    "pkill *",
+    "git push --force*",
+    "git push -f*",
+    "git push * --force*",
+    "git push * -f*",
+    "git reset --hard*",
+    "git clean -*f*",
+    "crontab -r*",
+    "history -c*",
+    "nc -e *",
+    "nc * -e *",
+    "ncat -e *",
+    "ncat * -e *",
+    "*/dev/tcp/*",
+    "python* -c *socket*",
+    "mv * /dev/null",
+    "> /etc/*",
+    "*>> /etc/*",
+    "*> /etc/*",
+    ":(){ :|:& };:",
+    ":(){ :|: & };:",
+)
+
+_WRAPPERS = {"command", "builtin", "exec", "nohup", "time", "nice", "env", "stdbuf", "xargs"}
+
+
+class SafetyViolation(ClawError):
+    """A safety check refused a call; the message is the reason shown to the model."""
+
+
+@runtime_checkable
+class SafetyCheck(Protocol):
+    """Anything with ``check(tool_name, args)`` that raises :class:`SafetyViolation` to refuse."""
+
+    def check(self, tool_name: str, args: Any) -> None: ...
+
+
+# ---------------------------------------------------------------------------------------------
+# PathValidator
+
+
+class PathValidator:
+    """Keeps file tools inside ``allowed_dir`` (see the module docstring for the rules)."""
+
+    # Tools whose ``path`` argument the book checks; ``tools=None`` checks every tool.
+    BOOK_TOOLS: frozenset[str] = frozenset({"read", "write", "edit"})
+    PATH_KEYS: tuple[str, ...] = ("path", "file_path", "notebook_path")
+
+    def __init__(
+        self,
+        allowed_dir: str | os.PathLike[str],
+        *,
+        tools: Collection[str] | None = None,
+    ) -> None:
+        self.raw_dir = os.path.abspath(os.fspath(allowed_dir))
+        try:
+            self.allowed_dir = os.path.realpath(self.raw_dir, strict=True)
+        except OSError:
+            self.allowed_dir = self.raw_dir
+        self.tools = frozenset(tools) if tools is not None else None
+
+    def validate_path(self, path: str | os.PathLike[str]) -> Path:
+        """The canonical path ``path`` refers to, if it lies inside the allowed directory;
+        :class:`SafetyViolation` otherwise."""
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if not isinstance(path, str):
+            raise SafetyViolation(f"invalid path: expected a string, got {type(path).__name__}")
+        if "\x00" in path:
+            raise SafetyViolation(f"invalid path {path!r}: it contains a NUL byte")
+        if not path:
+            raise SafetyViolation("invalid path: it is empty")
+        if path.startswith("~"):
+            raise SafetyViolation(
+                f"path {path} starts with '~' (a home directory); use a path inside "
+                f"{self.allowed_dir}"
+            )
+        full = path if os.path.isabs(path) else os.path.join(self.raw_dir, path)
+        canonical = _resolve(full)
+        if not _is_within(canonical, self.allowed_dir):
+            raise SafetyViolation(
+                f"path {canonical} is outside allowed directory {self.allowed_dir}"
+            )
+        return Path(canonical)
+
+    def check(self, tool_name: str, args: Any) -> None:
+        if self.tools is not None and tool_name not in self.tools:
+            return
+        if not isinstance(args, dict):
+            return
+        for key in self.PATH_KEYS:
+            value = args.get(key)
+            if isinstance(value, str):
+                self.validate_path(value)
+        if tool_name == "glob":
+            pattern = args.get("pattern")
+            if isinstance(pattern, str):
+                self._check_glob(pattern)
+
+    def _check_glob(self, pattern: str) -> None:
+        """A glob's fixed prefix (before the first wildcard) must stay inside too."""
+        parts = pattern.split("/")
+        if not (pattern.startswith(("/", "~")) or ".." in parts):
+            return
+        fixed: list[str] = []
+        for part in parts:
+            if any(ch in part for ch in "*?["):
+                break
+            fixed.append(part)
+        prefix = "/".join(fixed) or ("/" if pattern.startswith("/") else ".")
+        self.validate_path(prefix)
+
+    def __repr__(self) -> str:
+        return f"PathValidator({self.allowed_dir!r})"
+
+
+_MAX_LINKS = 40  # like the kernel's MAXSYMLINKS
+
+
+def _resolve(path: str) -> str:
+    """Resolve an absolute ``path`` component by component, like the kernel: symlinks are
+    followed (also dangling ones, to where they point), ``..`` pops the *resolved* directory,
+    components that do not exist yet are taken as written. Loops raise."""
+    pending = path.split("/")
+    pending.reverse()
+    resolved = "/"
+    links = 0
+    while pending:
+        part = pending.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            resolved = os.path.dirname(resolved)
+            continue
+        candidate = os.path.join(resolved, part)
+        try:
+            st = os.lstat(candidate)
+        except FileNotFoundError:
+            resolved = candidate
+            continue
+        except NotADirectoryError:
+            raise SafetyViolation(f"cannot resolve path: {resolved} is not a directory") from None
+        except OSError as exc:
+            raise SafetyViolation(f"cannot resolve path: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+            if links > _MAX_LINKS:
+                raise SafetyViolation(
+                    f"cannot resolve path: too many levels of symbolic links at {candidate}"
+                )
+            try:
+                target = os.readlink(candidate)
+            except OSError as exc:
+                raise SafetyViolation(f"cannot resolve path: {exc.strerror or exc}") from None
+            if target.startswith("/"):
+                resolved = "/"
+            parts = target.split("/")
+            parts.reverse()
+            pending.extend(parts)
+            continue
+        resolved = candidate
+    return resolved
+
+
+def _is_within(path: str, directory: str) -> bool:
+    if directory == "/":
+        return path.startswith("/")
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+# ---------------------------------------------------------------------------------------------
+# CommandFilter
+
+
+def normalize_command(command: str) -> list[str]:
+    """The spellings of ``command`` a filter looks at: the whole line with runs of whitespace
+    collapsed, then each simple command in it, unquoted, with leading ``VAR=value`` words,
+    wrappers (``env``, ``command``, ``nohup``…), backslashes and directories
+    (``/usr/bin/sudo`` → ``sudo``) removed. Order is preserved; duplicates are dropped."""
+    forms: list[str] = []
+
+    def add(text: str) -> None:
+        text = text.strip()
+        if text and text not in forms:
+            forms.append(text)
+
+    add(" ".join(command.split()))
+    segments, _ = split_shell_commands(command)
+    for segment in segments:
+        add(" ".join(segment.split()))
+        try:
+            words = shlex.split(segment, posix=True)
+        except ValueError:
+            words = segment.split()
+        while words:
+            head = words[0]
+            if "=" in head and not head.startswith("=") and head.split("=", 1)[0].isidentifier():
+                words = words[1:]
+                continue
+            base = os.path.basename(head.lstrip("\\")) or head
+            if base in _WRAPPERS and len(words) > 1:
+                words = words[1:]
+                # options of the wrapper (``nice -n 5``, ``env -i``) are skipped too
+                while words and words[0].startswith("-"):
+                    words = words[1:]
+                    if words and words[0].isdigit():
+                        words = words[1:]
+                continue
+            words = [base, *words[1:]]
+            break
+        if words:
+            add(" ".join(words))
+    return forms
+
+
+class CommandFilter:
+    """Refuses bash commands matching glob patterns (``*`` also matches ``/``; case-sensitive).
+
+    Best-effort, **not a sandbox** — see the module docstring.
+    """
+
+    def __init__(self, patterns: Iterable[str], *, normalize: bool = True) -> None:
+        # Like the book, patterns that are not valid globs are dropped.
+        self.patterns: list[str] = [p for p in patterns if p.strip() and glob_is_valid(p)]
+        self.normalize = normalize
+
+    @classmethod
+    def default_filters(cls, *, normalize: bool = True) -> CommandFilter:
+        """The book's seven default patterns."""
+        return cls(_BOOK_FILTERS, normalize=normalize)
+
+    @classmethod
+    def recommended(cls) -> CommandFilter:
+        """The book's defaults, the config defaults and a longer list of common shapes."""
+        return cls(dict.fromkeys([*RECOMMENDED_BLOCKED_COMMANDS, *DEFAULT_BLOCKED_COMMANDS]))
+
+    def is_blocked(self, command: str) -> str | None:
+        """The first pattern that ``command`` matches, or ``None``."""
+        import fnmatch
+
+        forms = normalize_command(command) if self.normalize else [command.strip()]
+        for pattern in self.patterns:
+            for form in forms:
+                if fnmatch.fnmatchcase(form, pattern):
+                    return pattern
+        return None
+
+    def check(self, tool_name: str, args: Any) -> None:
+        if tool_name != "bash" or not isinstance(args, dict):
+            return
+        command = args.get("command")
+        if not isinstance(command, str):
+            return
+        pattern = self.is_blocked(command)
+        if pattern is not None:
+            raise SafetyViolation(f"blocked command matching pattern `{pattern}`")
+
+    def __repr__(self) -> str:
+        return f"CommandFilter({self.patterns!r})"
+
+
+# ---------------------------------------------------------------------------------------------
+# ProtectedFileCheck
+
+
+class ProtectedFileCheck:
+    """Refuses writes and edits to protected files (``.env``, ``.env.*``, ``.git/**`` …)."""
+
+    def __init__(
+        self,
+        patterns: Iterable[str] = DEFAULT_PROTECTED_PATTERNS,
+        *,
+        tools: Collection[str] = ("write", "edit", "multi_edit", "notebook_edit"),
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.patterns = [p for p in patterns if p]
+        self.tools = frozenset(tools)
+        self.workspace = os.fspath(workspace) if workspace is not None else None
+
+    def matching_pattern(self, path: str) -> str | None:
+        """The first pattern protecting ``path``, or ``None``."""
+        import fnmatch
+
+        forms = self._forms(path)
+        for pattern in self.patterns:
+            for form in forms:
+                if fnmatch.fnmatchcase(form, pattern):
+                    return pattern
+        return None
+
+    def _forms(self, path: str) -> list[str]:
+        forms = [path]
+        for candidate in (os.path.normpath(path), self._real(path)):
+            if candidate and candidate not in forms:
+                forms.append(candidate)
+        extra: list[str] = []
+        for form in forms:
+            parts = [p for p in form.split("/") if p]
+            for i in range(len(parts)):
+                tail = "/".join(parts[i:])
+                if tail not in forms and tail not in extra:
+                    extra.append(tail)
+        return forms + extra
+
+    def _real(self, path: str) -> str | None:
+        """Where the path really lands (a symlink named ``config`` may point at ``.env``)."""
+        base = self.workspace or os.getcwd()
+        full = path if os.path.isabs(path) else os.path.join(base, path)
+        try:
+            return _resolve(full)
+        except SafetyViolation:
+            return None
+
+    def check(self, tool_name: str, args: Any) -> None:
+        if tool_name not in self.tools or not isinstance(args, dict):
+            return
+        path = args.get("path")
+        if not isinstance(path, str):
+            return
+        pattern = self.matching_pattern(path)
+        if pattern is not None:
+            raise SafetyViolation(f"file `{path}` is protected (matches pattern `{pattern}`)")
+
+    def __repr__(self) -> str:
+        return f"ProtectedFileCheck({self.patterns!r})"
+
+
+# ---------------------------------------------------------------------------------------------
+# SafeToolWrapper
+
+
+class SafeToolWrapper:
+    """A tool with safety checks in front: the first failing check's reason becomes the result
+    ``error: safety check failed: {reason}``; otherwise the inner tool runs."""
+
+    def __init__(self, tool: Any, checks: Iterable[SafetyCheck] = ()) -> None:
+        self.inner = tool
+        self.checks: list[SafetyCheck] = list(checks)
+
+    @classmethod
+    def with_check(cls, tool: Any, check: SafetyCheck) -> SafeToolWrapper:
+        return cls(tool, [check])
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self.inner.definition
+
+    @property
+    def read_only(self) -> bool:
+        return getattr(self.inner, "read_only", False) is True
+
+    @property
+    def concurrency_safe(self) -> bool:
+        return getattr(self.inner, "concurrency_safe", False) is True
+
+    async def call(self, args: Any) -> str:
+        name = self.inner.definition.name
+        for check in self.checks:
+            try:
+                check.check(name, args)
+            except SafetyViolation as exc:
+                return f"error: safety check failed: {exc}"
+        return await self.inner.call(args)
+
+    def __repr__(self) -> str:
+        return f"SafeToolWrapper({self.inner!r}, {self.checks!r})"

@@ -1,0 +1,5 @@
+"""Book ``hooks.rs`` run against clawnb."""
+
+from clawnb.course import pytest_functions
+
+globals().update(pytest_functions("hooks"))
