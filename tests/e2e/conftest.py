@@ -50,6 +50,8 @@ ARTIFACTS = Path(os.environ.get("CLAWNB_E2E_ARTIFACTS", REPO_ROOT / "test-artifa
 SERVER_START_TIMEOUT = 60.0
 # Default time Playwright waits for a selector or condition, in milliseconds.
 DEFAULT_WAIT_MS = 20_000
+# The notebook on screen (Lumino hides the panels of background tabs with lm-mod-hidden).
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 
 
 def _missing_requirements() -> str | None:
@@ -242,9 +244,16 @@ def lab_server(
     root.mkdir()
     env = dict(os.environ)
     env.update(_write_isolated_jupyter_env(base / "jupyter"))
-    # Whatever a test's kernel does, it must not reach a real model or leak a real key.
-    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "CLAWNB_API_KEY"):
-        env.pop(key, None)
+    # Whatever a test's kernel does, it must not reach a real model, leak a real key, or have
+    # approvals answered by a policy from the developer's environment (CLAWNB_APPROVAL=allow
+    # would make the Approve/Deny buttons never appear). A private HOME keeps user config out.
+    for key in list(env):
+        if key.startswith("CLAWNB_") or key.endswith("_API_KEY"):
+            del env[key]
+    home = base / "home"
+    home.mkdir()
+    env["HOME"] = str(home)
+    env["XDG_CONFIG_HOME"] = str(home / ".config")
     port = _free_port()
     token = secrets.token_hex(16)
     log = artifacts_dir / "jupyter-server.log"
@@ -326,9 +335,10 @@ class LabPage:
     def open(self, notebook: Path) -> None:
         """Open a notebook and wait until its kernel is idle."""
         rel = notebook.relative_to(self.server.root).as_posix()
-        self.page.goto(self.server.url(f"/lab/tree/{rel}"))
+        # A workspace of its own, reset: JupyterLab would otherwise reopen earlier tests' tabs.
+        self.page.goto(self.server.url(f"/lab/workspaces/{self.prefix}/tree/{rel}?reset"))
         self.page.wait_for_function("() => window.jupyterapp !== undefined")
-        self.page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+        self.page.locator(f"{NOTEBOOK} .jp-Cell").first.wait_for()
         self.page.wait_for_function(
             """() => {
                 const w = window.jupyterapp.shell.currentWidget;
@@ -347,9 +357,16 @@ class LabPage:
             }"""
         )
         assert started is True
+        # Wait until execution has visibly begun, so "nothing running" means "finished".
+        deadline = time.monotonic() + DEFAULT_WAIT_MS / 1000
+        prompts = self.page.locator(f"{NOTEBOOK} .jp-Cell .jp-InputPrompt")
+        while all(p in ("", "[ ]:") for p in map(str.strip, prompts.all_inner_texts())):
+            if time.monotonic() > deadline:
+                raise AssertionError("Run All did not start any cell")
+            self.page.wait_for_timeout(20)
 
     def cell(self, index: int) -> Any:
-        return self.page.locator(".jp-Notebook .jp-Cell").nth(index)
+        return self.page.locator(f"{NOTEBOOK} .jp-Cell").nth(index)
 
     def prompt(self, index: int) -> str:
         """The execution prompt of a cell: ``[*]:`` while it runs, ``[n]:`` when done."""
@@ -359,18 +376,41 @@ class LabPage:
         area = self.cell(index).locator(".jp-OutputArea")
         return area.inner_text() if area.count() else ""
 
+    def running(self) -> bool:
+        """True while any cell is running or queued (its prompt shows ``[*]``)."""
+        prompts = self.page.locator(f"{NOTEBOOK} .jp-Cell .jp-InputPrompt").all_inner_texts()
+        return any("*" in prompt for prompt in prompts)
+
+    def describe(self) -> str:
+        """Every cell's prompt and output, for failure messages."""
+        cells = self.page.locator(f"{NOTEBOOK} .jp-Cell")
+        parts = []
+        for i in range(cells.count()):
+            out = self.output_text(i).strip() or "(no output)"
+            parts.append(f"--- cell {i} {self.prompt(i)}\n{out}")
+        return "\n".join(parts)
+
     def wait_output(self, index: int, pattern: str, timeout_ms: int = DEFAULT_WAIT_MS) -> str:
-        """Wait until a cell's output matches a regular expression; returns the output text."""
+        """Wait until a cell's output matches a regular expression; returns the output text.
+
+        Fails at once when nothing is running any more (an earlier cell raised and "Run All"
+        stopped), instead of waiting for the timeout.
+        """
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout_ms / 1000
-        text = ""
-        while time.monotonic() < deadline:
+        while True:
+            stopped = not self.running()  # read before the output: outputs precede the reply
             text = self.output_text(index)
             if regex.search(text):
                 return text
+            if stopped or time.monotonic() > deadline:
+                break
             self.page.wait_for_timeout(50)
-        self.shot(f"timeout-cell{index}")
-        raise AssertionError(f"cell {index} output never matched {pattern!r}; it was:\n{text}")
+        self.shot(f"fail-cell{index}")
+        why = "execution stopped" if stopped else f"timed out after {timeout_ms} ms"
+        raise AssertionError(
+            f"cell {index} output never matched {pattern!r} ({why}); notebook:\n{self.describe()}"
+        )
 
     def wait_prompt_done(self, index: int, timeout_ms: int = DEFAULT_WAIT_MS) -> str:
         """Wait until a cell has finished (its prompt shows an execution count)."""
