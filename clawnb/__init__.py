@@ -45,6 +45,29 @@ _EXPORTS: dict[str, str] = {
     "Gate": "clawnb.executor",
     # tools
     "ReadTool": "clawnb.tools.read",
+    # safety and control (ch13-16)
+    "Permission": "clawnb.permissions",
+    "PermissionDecision": "clawnb.permissions",
+    "PermissionEngine": "clawnb.permissions",
+    "PermissionMode": "clawnb.permissions",
+    "PermissionRule": "clawnb.permissions",
+    "SafetyCheck": "clawnb.safety",
+    "SafetyViolation": "clawnb.safety",
+    "PathValidator": "clawnb.safety",
+    "CommandFilter": "clawnb.safety",
+    "ProtectedFileCheck": "clawnb.safety",
+    "SafeToolWrapper": "clawnb.safety",
+    "Hook": "clawnb.hooks",
+    "HookEvent": "clawnb.hooks",
+    "HookAction": "clawnb.hooks",
+    "HookRegistry": "clawnb.hooks",
+    "LoggingHook": "clawnb.hooks",
+    "BlockingHook": "clawnb.hooks",
+    "ShellHook": "clawnb.hooks",
+    "hooks_from_config": "clawnb.hooks",
+    "GatePipeline": "clawnb.gates",
+    "build_gate": "clawnb.gates",
+    "PlanAgent": "clawnb.planning",
 }
 
 
