@@ -14,7 +14,15 @@ from typing import Any, ClassVar
 
 from ..types import ToolDefinition
 
-__all__ = ["BaseTool", "FileState", "ToolError", "optional_int", "require_str", "resolve_path"]
+__all__ = [
+    "BaseTool",
+    "FileState",
+    "ToolError",
+    "optional_int",
+    "optional_str",
+    "require_str",
+    "resolve_path",
+]
 
 
 class ToolError(Exception):
@@ -43,6 +51,16 @@ def require_str(args: Any, key: str, message: str | None = None) -> str:
     return value
 
 
+def optional_str(args: Any, key: str) -> str | None:
+    """An optional string argument; ``None`` when absent or null, an error for other types."""
+    value = args.get(key) if isinstance(args, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ToolError(f"'{key}' must be a string, got {value!r}")
+    return value
+
+
 def optional_int(args: Any, key: str, *, minimum: int | None = None) -> int | None:
     """An optional integer argument; a bool, float or string is a clear error, not a guess."""
     value = args.get(key) if isinstance(args, dict) else None
@@ -68,27 +86,66 @@ def resolve_path(path: str, workspace: str | os.PathLike[str] | None = None) -> 
 
 
 class FileState:
-    """Remembers the mtime of each file the agent read in this session (read-before-edit)."""
+    """Remembers which files the agent read in this session, and how they looked then.
+
+    Read-before-edit (seed 002): the ReadTool :meth:`record` s every file it returns; the
+    WriteTool and EditTool call :meth:`check_fresh` before changing an *existing* file, so the
+    model never overwrites a file it has not seen, nor one that changed on disk since (an
+    editor, a formatter, ``git checkout``). A successful write or edit records the new state.
+    The stamp is (mtime in ns, size): a same-tick rewrite that changes the length is caught
+    even on file systems with coarse timestamps.
+    """
 
     def __init__(self) -> None:
-        self._mtimes: dict[str, int] = {}
+        self._stamps: dict[str, tuple[int, int]] = {}
 
     @staticmethod
     def _key(path: Path) -> str:
         return os.path.realpath(path)
 
+    @staticmethod
+    def _stamp(path: Path) -> tuple[int, int]:
+        st = os.stat(path)
+        return st.st_mtime_ns, st.st_size
+
     def record(self, path: Path) -> None:
         """Note that the agent has seen ``path`` as it is on disk now."""
         try:
-            self._mtimes[self._key(path)] = os.stat(path).st_mtime_ns
+            self._stamps[self._key(path)] = self._stamp(path)
         except OSError:
-            self._mtimes.pop(self._key(path), None)
+            self._stamps.pop(self._key(path), None)
 
     def forget(self, path: Path) -> None:
-        self._mtimes.pop(self._key(path), None)
+        self._stamps.pop(self._key(path), None)
 
     def seen_mtime(self, path: Path) -> int | None:
-        return self._mtimes.get(self._key(path))
+        stamp = self._stamps.get(self._key(path))
+        return stamp[0] if stamp is not None else None
+
+    def check_fresh(self, path: Path, action: str, shown: str | None = None) -> None:
+        """Raise :class:`ToolError` unless ``path`` is new, or was read and is unchanged.
+
+        ``action`` is the verb for the message (``"editing"``, ``"overwriting"``); ``shown``
+        is the path as the model wrote it.
+        """
+        shown = shown if shown is not None else str(path)
+        try:
+            current = self._stamp(path)
+        except FileNotFoundError:
+            return  # a new file needs no read
+        except OSError:
+            return  # the tool itself will report the real problem
+        seen = self._stamps.get(self._key(path))
+        if seen is None:
+            raise ToolError(
+                f"you must read '{shown}' before {action} it; use the read tool first "
+                "to see its current contents"
+            )
+        if seen != current:
+            raise ToolError(
+                f"'{shown}' was modified on disk since you last read it; read it again "
+                f"before {action} it"
+            )
 
     def __contains__(self, path: object) -> bool:
-        return isinstance(path, Path | str) and self._key(Path(path)) in self._mtimes
+        return isinstance(path, Path | str) and self._key(Path(path)) in self._stamps

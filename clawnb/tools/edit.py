@@ -1,0 +1,187 @@
+"""EditTool (book ch9, seed 002): replace one exact string in a file.
+
+The book's contract: ``old_string`` must occur exactly once — zero matches means the model's
+picture of the file is wrong, several mean the edit is ambiguous — and success returns
+``edited {path}``.
+
+Beyond the book:
+
+* **quote tolerance**: models often "fix" typographic quotes. When there is no exact match,
+  the search is retried with curly quotes (‘ ’ ′ “ ” ″) folded to straight ones on both sides;
+  the file's *original* characters in the matched span are replaced, so the rest of the file
+  keeps its quotes. The same retry handles CRLF files searched with ``\\n`` line ends;
+* the result shows a small diff with line numbers, so the model sees what changed;
+* the write is atomic (see :func:`clawnb.tools.write.atomic_write`) and goes through symlinks;
+* with a shared :class:`~clawnb.tools.base.FileState` the file must have been read first and
+  be unchanged on disk since (read-before-edit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+from ..types import ToolDefinition
+from .base import BaseTool, FileState, ToolError, require_str, resolve_path
+from .write import atomic_write, real_target
+
+__all__ = ["EditTool", "find_unique", "normalize_quotes", "render_diff"]
+
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",  # ‘
+        "\u2019": "'",  # ’
+        "\u2032": "'",  # ′
+        "\u201c": '"',  # “
+        "\u201d": '"',  # ”
+        "\u2033": '"',  # ″
+    }
+)
+
+# Longest diff shown in a result; the file itself is always fully edited.
+MAX_DIFF_LINES = 40
+
+
+class OldStringNotFound(ToolError):
+    """No occurrence at all (as opposed to an ambiguous one)."""
+
+
+def normalize_quotes(text: str) -> str:
+    """Fold curly quotes and primes to ASCII quotes. One character in, one character out,
+    so indexes in the folded text are indexes in the original."""
+    return text.translate(_QUOTES)
+
+
+def find_unique(text: str, old: str, shown: str) -> tuple[int, int, str]:
+    """Locate the single occurrence of ``old`` in ``text``.
+
+    Returns ``(start, end, how)``: the span in ``text`` to replace and how it was found
+    (``""`` for an exact match, ``"quotes"`` after folding quotes). Raises :class:`ToolError`
+    naming the count when there is no match or more than one.
+    """
+    count = text.count(old)
+    if count == 1:
+        start = text.index(old)
+        return start, start + len(old), ""
+    if count > 1:
+        raise ToolError(f"old_string appears {count} times in '{shown}', must be unique")
+    folded_text, folded_old = normalize_quotes(text), normalize_quotes(old)
+    count = folded_text.count(folded_old)
+    if count == 1:
+        start = folded_text.index(folded_old)
+        return start, start + len(old), "quotes"
+    if count > 1:
+        raise ToolError(
+            f"old_string appears {count} times in '{shown}' (after normalising quotes), "
+            "must be unique"
+        )
+    raise OldStringNotFound(f"old_string not found in '{shown}'")
+
+
+def render_diff(before: str, after: str, context: int = 2) -> str:
+    """A compact unified diff with a line number on every line::
+
+        @@ -2,3 +2,4 @@
+             2 | header
+        -    3 | old line
+        +    3 | new line
+        +    4 | added line
+             5 | footer
+    """
+    old_lines = [line.removesuffix("\r") for line in before.split("\n")]
+    new_lines = [line.removesuffix("\r") for line in after.split("\n")]
+    out: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
+        i1, i2 = group[0][1], group[-1][2]
+        j1, j2 = group[0][3], group[-1][4]
+        out.append(f"@@ -{i1 + 1},{i2 - i1} +{j1 + 1},{j2 - j1} @@")
+        for tag, a1, a2, b1, b2 in group:
+            if tag == "equal":
+                out += [f" {b1 + k + 1:>5} | {new_lines[b1 + k]}" for k in range(b2 - b1)]
+                continue
+            if tag in ("replace", "delete"):
+                out += [f"-{a + 1:>5} | {old_lines[a]}" for a in range(a1, a2)]
+            if tag in ("replace", "insert"):
+                out += [f"+{b + 1:>5} | {new_lines[b]}" for b in range(b1, b2)]
+    if len(out) > MAX_DIFF_LINES:
+        hidden = len(out) - MAX_DIFF_LINES
+        out = out[:MAX_DIFF_LINES] + [f"… ({hidden} more diff lines)"]
+    return "\n".join(out)
+
+
+class EditTool(BaseTool):
+    """Replace the one occurrence of ``old_string`` in ``path`` with ``new_string``."""
+
+    read_only = False
+    concurrency_safe = False
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        file_state: FileState | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.file_state = file_state
+        self.definition = (
+            ToolDefinition("edit", "Replace an exact string in a file (must appear exactly once).")
+            .param("path", "string", "The file path to edit", True)
+            .param("old_string", "string", "The exact string to find and replace", True)
+            .param("new_string", "string", "The replacement string", True)
+        )
+
+    async def call(self, args: Any) -> str:
+        path = require_str(args, "path")
+        old = require_str(args, "old_string")
+        new = require_str(args, "new_string")
+        if old == "":
+            raise ToolError("old_string must not be empty; use the write tool to create a file")
+        if old == new:
+            raise ToolError("old_string and new_string are identical; nothing to change")
+        target = real_target(resolve_path(path, self.workspace))
+        if self.file_state is not None:
+            self.file_state.check_fresh(target, "editing", path)
+        before, after, how = await asyncio.to_thread(self._edit, path, target, old, new)
+        if self.file_state is not None:
+            self.file_state.record(target)
+        note = {
+            "": "",
+            "quotes": " (matched after normalising quotes)",
+            "crlf": " (matched with CRLF line endings)",
+        }[how]
+        return f"edited {path}{note}\n\n{render_diff(before, after)}"
+
+    @staticmethod
+    def _edit(shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:
+        try:
+            data = target.read_bytes()
+        except OSError as exc:
+            raise ToolError(f"failed to read '{shown}'") from exc
+        if b"\x00" in data[:8192]:
+            raise ToolError(f"'{shown}' looks like a binary file; edit only changes text files")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ToolError(
+                f"'{shown}' is not valid UTF-8 (byte {exc.start}); edit only changes UTF-8 "
+                "text files, rewrite it with bash if you must"
+            ) from None
+        try:
+            start, end, how = find_unique(text, old, shown)
+        except OldStringNotFound:
+            if "\r\n" not in text or "\n" not in old:
+                raise
+            # A CRLF file searched with LF line ends: match and replace in CRLF terms.
+            old_crlf = old.replace("\r\n", "\n").replace("\n", "\r\n")
+            start, end, _ = find_unique(text, old_crlf, shown)
+            new = new.replace("\r\n", "\n").replace("\n", "\r\n")
+            how = "crlf"
+        after = text[:start] + new + text[end:]
+        try:
+            atomic_write(target, after.encode("utf-8", errors="replace"))
+        except OSError as exc:
+            raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
+        return text, after, how

@@ -1,0 +1,114 @@
+"""WriteTool (book ch9): create or overwrite a file.
+
+The book's contract: ``path`` and ``content`` are required, parent directories are created,
+an existing file is overwritten, and the result is ``wrote {path}``.
+
+Beyond the book:
+
+* the write is **atomic**: the content goes to a temporary file in the same directory, is
+  flushed to disk, then renamed over the target, so a crash or a full disk never leaves a
+  half-written file behind (readers see the old file or the new one, nothing between);
+* writing through a symlink replaces the file the link points to, not the link;
+* an existing file keeps its permission bits; a new one gets the usual ``0o666 & ~umask``;
+* with a shared :class:`~clawnb.tools.base.FileState`, overwriting an existing file the agent
+  never read (or that changed on disk since it read it) is refused (read-before-edit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..types import ToolDefinition
+from .base import BaseTool, FileState, ToolError, require_str, resolve_path
+
+__all__ = ["WriteTool", "atomic_write"]
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Replace ``target`` with ``data`` all at once (temp file + fsync + rename).
+
+    ``target`` should already be resolved (symlinks followed); its directory must exist.
+    """
+    directory = target.parent
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = 0o666  # os.open applies the umask
+    tmp = directory / f".{target.name}.{uuid.uuid4().hex[:12]}.clawnb-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mode != 0o666:
+            os.chmod(tmp, mode)  # the umask may have masked bits the old file had
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def real_target(path: Path) -> Path:
+    """Where a write to ``path`` lands: the symlink's final target, or ``path`` itself."""
+    if path.is_symlink():
+        return Path(os.path.realpath(path))
+    return path
+
+
+class WriteTool(BaseTool):
+    """Write ``content`` to ``path`` (relative paths are anchored at ``workspace``)."""
+
+    read_only = False
+    concurrency_safe = False
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        file_state: FileState | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.file_state = file_state
+        self.definition = (
+            ToolDefinition("write", "Write content to a file, creating directories as needed.")
+            .param("path", "string", "The file path to write to", True)
+            .param("content", "string", "The content to write to the file", True)
+        )
+
+    async def call(self, args: Any) -> str:
+        path = require_str(args, "path")
+        content = require_str(args, "content")
+        target = real_target(resolve_path(path, self.workspace))
+        if self.file_state is not None:
+            self.file_state.check_fresh(target, "overwriting", path)
+        await asyncio.to_thread(self._write, path, target, content)
+        if self.file_state is not None:
+            self.file_state.record(target)
+        return f"wrote {path}"
+
+    @staticmethod
+    def _write(shown: str, target: Path, content: str) -> None:
+        if target.is_dir():
+            raise ToolError(f"failed to write '{shown}': it is a directory")
+        parent = target.parent
+        if str(parent) not in ("", "."):  # os.makedirs("") raises; the cwd exists
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ToolError(f"failed to create directories for '{shown}'") from exc
+        try:
+            atomic_write(target, content.encode("utf-8", errors="replace"))
+        except OSError as exc:
+            raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
