@@ -36,6 +36,22 @@ _EXPORTS: dict[str, str] = {
     "MockProvider": "clawnb.providers.mock",
     "MockStreamProvider": "clawnb.providers.mock",
     "ScriptedProvider": "clawnb.providers.replay",
+    "RecordingProvider": "clawnb.providers.replay",
+    "OpenAICompatProvider": "clawnb.providers.openai",
+    "OpenRouterProvider": "clawnb.providers.openai",
+    # streaming (ch5a)
+    "parse_sse_line": "clawnb.providers.sse",
+    "StreamAccumulator": "clawnb.providers.sse",
+    "SSEDecoder": "clawnb.providers.sse",
+    "TurnAssembler": "clawnb.providers.sse",
+    # provider errors
+    "ProviderHTTPError": "clawnb.errors",
+    "RateLimitError": "clawnb.errors",
+    "AuthenticationError": "clawnb.errors",
+    "ServerError": "clawnb.errors",
+    "ProviderConnectionError": "clawnb.errors",
+    "ProviderTimeout": "clawnb.errors",
+    "StreamError": "clawnb.errors",
     # loops
     "single_turn": "clawnb.agent",
     "SimpleAgent": "clawnb.agent",

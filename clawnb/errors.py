@@ -1,28 +1,45 @@
 """The package's own exceptions, one small tree::
 
     ClawError
-    ├── ProviderError            a model could not give a turn (provider errors propagate)
-    │   ├── ProviderConfigError  e.g. no API key configured (never includes the key)
-    │   └── ScriptError          a scripted/replay file is malformed or exhausted
-    ├── ConfigError              a config file or value is invalid (names file and key)
-    └── AgentError               the loop itself stopped
+    ├── ProviderError                a model could not give a turn (provider errors propagate)
+    │   ├── ProviderConfigError      e.g. no API key configured (never includes the key)
+    │   ├── ScriptError              a scripted/replay file is malformed or exhausted
+    │   ├── ProviderHTTPError        the server answered 4xx/5xx (status, message, code)
+    │   │   ├── BadRequestError      400/404/413/422: the request itself was refused
+    │   │   ├── AuthenticationError  401/403: missing, wrong or unauthorised key
+    │   │   ├── RateLimitError       429 (``retry_after`` seconds, when the server said)
+    │   │   └── ServerError          5xx
+    │   ├── ProviderConnectionError  no answer: refused, reset, broken body
+    │   │   └── ProviderTimeout      connect or read timeout (stall between chunks)
+    │   └── StreamError              an ``error`` object inside a 200 response or stream
+    ├── ConfigError                  a config file or value is invalid (names file and key)
+    └── AgentError                   the loop itself stopped
         └── MaxTurnsExceeded
 
 Tool failures are *not* exceptions to the loop's caller: they become ``error: …`` tool
-results the model reads. HTTP-specific provider errors are added beside ``ProviderError`` by
-:mod:`clawnb.providers.openai`.
+results the model reads. The HTTP provider (:mod:`clawnb.providers.openai`) maps every httpx
+failure onto this tree with ``raise … from exc``; messages carry the server's own words and
+never an API key.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "AgentError",
+    "AuthenticationError",
+    "BadRequestError",
     "ClawError",
     "ConfigError",
     "MaxTurnsExceeded",
     "ProviderConfigError",
+    "ProviderConnectionError",
     "ProviderError",
+    "ProviderHTTPError",
+    "ProviderTimeout",
+    "RateLimitError",
     "ScriptError",
+    "ServerError",
+    "StreamError",
 ]
 
 
@@ -40,6 +57,67 @@ class ProviderConfigError(ProviderError):
 
 class ScriptError(ProviderError):
     """A scripted or recorded model file is malformed, or has no more turns."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The server answered with an HTTP error status.
+
+    ``message`` is the server's own explanation (``error.message`` of the JSON body, or the
+    start of the body); ``code`` its error code, a number or a string, when it sent one.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        code: str | int | None = None,
+        *,
+        retry_after: float | None = None,
+    ) -> None:
+        detail = f"HTTP {status}: {message}" if message else f"HTTP {status}"
+        if code is not None and str(code) != str(status):
+            detail += f" (code {code})"
+        super().__init__(detail)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.retry_after = retry_after
+
+
+class BadRequestError(ProviderHTTPError):
+    """The request was refused as such (bad model name, context too long, bad schema)."""
+
+
+class AuthenticationError(ProviderHTTPError):
+    """The key is missing, wrong, or not allowed to use this model."""
+
+
+class RateLimitError(ProviderHTTPError):
+    """Too many requests (429); ``retry_after`` is the server's suggested wait in seconds."""
+
+
+class ServerError(ProviderHTTPError):
+    """The server failed (5xx)."""
+
+
+class ProviderConnectionError(ProviderError):
+    """No usable answer: connection refused or reset, or the body broke off."""
+
+
+class ProviderTimeout(ProviderConnectionError):
+    """Connecting took too long, or the server stalled longer than the read timeout."""
+
+
+class StreamError(ProviderError):
+    """The server reported an error inside a successful (200) response — usually mid-stream."""
+
+    def __init__(self, message: str, *, code: str | int | None = None) -> None:
+        detail = f"the server reported an error: {message}"
+        if code is not None:
+            detail += f" (code {code})"
+        super().__init__(detail)
+        self.message = message
+        self.code = code
 
 
 class ConfigError(ClawError):

@@ -7,6 +7,12 @@ a recording entry ``{"turn": {...}, ...}``; only ``turn`` is used. A turn looks 
                                              "arguments": {"path": "notes.txt"}}]}
 
 ``stop_reason`` is optional (``tool_use`` when there are calls, else ``stop``).
+
+:class:`RecordingProvider` writes such files: it wraps a real provider and appends one line
+``{"request": <summary>, "turn": <turn>}`` per turn, so a session with a live model can be
+replayed later — offline, keyless and deterministic — by :class:`ScriptedProvider`. The
+request summary names the provider, model and tools and sizes the conversation; it never
+holds keys or headers.
 """
 
 from __future__ import annotations
@@ -15,12 +21,13 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from ..errors import ScriptError
 from ..events import EventCallback, StreamEvent, emit
 from ..types import AssistantTurn, Message, ToolDefinition, compact_json
 
-__all__ = ["ScriptedProvider", "load_script"]
+__all__ = ["RecordingProvider", "ScriptedProvider", "load_script", "request_summary"]
 
 
 def load_script(path: str | os.PathLike[str]) -> list[AssistantTurn]:
@@ -102,4 +109,75 @@ class ScriptedProvider:
         if turn.usage is not None:
             await emit(on_event, StreamEvent.Usage(turn.usage))
         await emit(on_event, StreamEvent.Done())
+        return turn
+
+
+def request_summary(
+    provider: Any, messages: list[Message], tools: list[ToolDefinition], *, stream: bool
+) -> dict[str, Any]:
+    """What a recording keeps about a request: never a key, a header or an URL's credentials."""
+    last_user = next(
+        (m.content for m in reversed(messages) if isinstance(m, Message.User)), None
+    )
+    summary: dict[str, Any] = {
+        "provider": type(provider).__name__,
+        "stream": stream,
+        "messages": len(messages),
+        "tools": [t.name for t in tools],
+    }
+    model = getattr(provider, "model", None)
+    if isinstance(model, str):
+        summary["model"] = model
+    if last_user is not None:
+        summary["last_user"] = last_user if len(last_user) <= 500 else last_user[:500] + "…"
+    return summary
+
+
+class RecordingProvider:
+    """Wraps a provider and appends every turn it returns to a JSONL file (see module doc).
+
+    Works for ``chat`` and ``stream_chat`` (events are passed through untouched). A failed
+    request records nothing. Replay the file with ``ScriptedProvider.from_file(path)``.
+    """
+
+    def __init__(self, inner: Any, path: str | os.PathLike[str]) -> None:
+        self.inner = inner
+        self.path = Path(path)
+
+    @property
+    def model(self) -> Any:
+        return getattr(self.inner, "model", None)
+
+    def __repr__(self) -> str:
+        return f"RecordingProvider({self.inner!r}, path={str(self.path)!r})"
+
+    def _record(
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        turn: AssistantTurn,
+        *,
+        stream: bool,
+    ) -> None:
+        entry = {
+            "request": request_summary(self.inner, messages, tools, stream=stream),
+            "turn": turn.to_dict(),
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
+        turn = await self.inner.chat(messages, tools)
+        self._record(messages, tools, turn, stream=False)
+        return turn
+
+    async def stream_chat(
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        on_event: EventCallback | None = None,
+    ) -> AssistantTurn:
+        turn = await self.inner.stream_chat(messages, tools, on_event)
+        self._record(messages, tools, turn, stream=True)
         return turn

@@ -1,0 +1,748 @@
+"""OpenAI-compatible chat completions over HTTP (book ch5b's ``OpenRouterProvider``).
+
+:class:`OpenAICompatProvider` talks to anything that speaks ``POST {base}/chat/completions``:
+OpenRouter, OpenAI, Ollama, vLLM, llama.cpp, LiteLLM, Groq, Mistral, DeepSeek, and the
+Anthropic/Gemini compatibility endpoints. :class:`OpenRouterProvider` is the book's flavour of
+it, with OpenRouter's URL and the ``openrouter/free`` model as defaults.
+
+Both answer ``chat`` (one JSON response) and ``stream_chat`` (server-sent events; every
+:class:`~clawnb.events.StreamEvent` reaches ``on_event`` as soon as its line arrives, and one
+assembled :class:`~clawnb.types.AssistantTurn` is returned). Streams go through the tolerant
+:class:`~clawnb.providers.sse.SSEDecoder` / :class:`~clawnb.providers.sse.TurnAssembler`.
+
+Failures map onto :mod:`clawnb.errors` (``ProviderHTTPError`` and its subclasses,
+``ProviderConnectionError``, ``ProviderTimeout``, ``StreamError``). Rate limits (429, honouring
+``Retry-After``), 5xx answers and connection failures are retried with exponential backoff —
+but only before anything reached the caller: once a delta has been shown, a broken stream is
+reported, never silently restarted. Cancelling the task (a kernel interrupt) closes the HTTP
+stream at once.
+
+The API key is read from ``CLAWNB_API_KEY``, then ``OPENROUTER_API_KEY`` (only ever sent to
+openrouter.ai), then ``OPENAI_API_KEY`` (only ever sent to other hosts). It never appears in a
+repr, a log line, an exception message or a recording.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import inspect
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from ..errors import (
+    AuthenticationError,
+    BadRequestError,
+    ProviderConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderTimeout,
+    RateLimitError,
+    ServerError,
+    StreamError,
+)
+from ..events import EventCallback, StreamEvent
+from ..types import (
+    AssistantTurn,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolDefinition,
+    compact_json,
+)
+from .sse import SSEDecoder, TurnAssembler, parse_arguments, usage_from
+
+if TYPE_CHECKING:
+    from typing import Self
+
+__all__ = [
+    "OPENROUTER_BASE_URL",
+    "OpenAICompatProvider",
+    "OpenRouterProvider",
+    "convert_messages",
+    "convert_tools",
+    "parse_completion",
+]
+
+log = logging.getLogger(__name__)
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+OPENROUTER_DEFAULT_MODEL = "openrouter/free"
+
+KEY_VARIABLES = ("CLAWNB_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY")
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+
+
+# ---------------------------------------------------------------------------------------------
+# Wire format (book §3.6)
+# ---------------------------------------------------------------------------------------------
+
+
+def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """Our messages → OpenAI chat messages, the book's way.
+
+    ``System``/``User`` → ``{role, content}``; ``Assistant`` → ``{role: "assistant"}`` with
+    ``content`` only when the turn has text and ``tool_calls`` only when it has calls (never an
+    empty list), each call's arguments serialised as a compact JSON *string*; ``ToolResult`` →
+    ``{role: "tool", content, tool_call_id}``. Keys whose value would be ``None`` are left out.
+    Reasoning is not sent back (some servers reject it).
+    """
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        match msg:
+            case Message.System(content=content):
+                out.append({"role": "system", "content": content})
+            case Message.User(content=content):
+                out.append({"role": "user", "content": content})
+            case Message.Assistant(turn=turn):
+                entry: dict[str, Any] = {"role": "assistant"}
+                if turn.text is not None:
+                    entry["content"] = turn.text
+                if turn.tool_calls:
+                    entry["tool_calls"] = [_wire_call(c) for c in turn.tool_calls]
+                elif turn.text is None:
+                    entry["content"] = ""  # an assistant message needs content or calls
+                out.append(entry)
+            case Message.ToolResult(id=call_id, content=content):
+                out.append({"role": "tool", "content": content, "tool_call_id": call_id})
+            case _:
+                raise TypeError(f"not a Message: {msg!r}")
+    return out
+
+
+def _wire_call(call: ToolCall) -> dict[str, Any]:
+    # Arguments the model sent as broken JSON go back as "{}": strict servers reject the
+    # conversation otherwise, and the tool result already told the model what went wrong.
+    arguments = "{}" if call.invalid_arguments is not None else compact_json(call.arguments)
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments},
+    }
+
+
+def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
+    """Tool definitions → ``{"type": "function", "function": {name, description, parameters}}``."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+            },
+        }
+        for t in tools
+    ]
+
+
+def parse_completion(data: Any) -> AssistantTurn:
+    """A non-streaming ``chat/completions`` JSON body → :class:`AssistantTurn`.
+
+    ``finish_reason == "tool_calls"`` (or any parsed call) means ``TOOL_USE``; arguments that
+    are not JSON are kept as ``invalid_arguments``; ``usage`` maps prompt/completion tokens.
+    """
+    if not isinstance(data, dict):
+        raise ProviderError(f"the server's response is not a JSON object: {_preview(data)}")
+    if data.get("error") is not None or data.get("object") == "error":
+        assembler = TurnAssembler()
+        assembler.feed_chunk(data)  # raises StreamError with the server's message
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ProviderError("no choices in the server's response")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        message = {}
+    text = message.get("content")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(text, list):  # typed content parts
+        parts = [p.get("text", "") for p in text if isinstance(p, dict) and p.get("type") == "text"]
+        text = "".join(parts)
+    elif text is not None and not isinstance(text, str):
+        text = str(text)
+    calls = []
+    for i, raw in enumerate(message.get("tool_calls") or ()):
+        if not isinstance(raw, dict):
+            continue
+        fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        args = fn.get("arguments")
+        if args is None or isinstance(args, str):
+            arguments, invalid = parse_arguments(args or "")
+        else:
+            arguments, invalid = args, None
+        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else f"call_{i}"
+        calls.append(ToolCall(call_id, name, arguments, invalid))
+    tool_use = choice.get("finish_reason") == "tool_calls" or bool(calls)
+    return AssistantTurn(
+        text=text,
+        tool_calls=calls,
+        stop_reason=StopReason.TOOL_USE if tool_use and calls else StopReason.STOP,
+        usage=usage_from(data.get("usage")),
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+    )
+
+
+def _preview(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys
+# ---------------------------------------------------------------------------------------------
+
+
+def _host(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+def _is_openrouter(url: str) -> bool:
+    host = _host(url)
+    return host == "openrouter.ai" or host.endswith(".openrouter.ai")
+
+
+def _key_variables(base_url: str) -> tuple[str, ...]:
+    """Which environment variables may supply a key for ``base_url`` (in order).
+
+    ``CLAWNB_API_KEY`` always; ``OPENROUTER_API_KEY`` only for openrouter.ai and
+    ``OPENAI_API_KEY`` only for other hosts, so neither vendor's key is sent to the other.
+    """
+    if _is_openrouter(base_url):
+        return ("CLAWNB_API_KEY", "OPENROUTER_API_KEY")
+    return ("CLAWNB_API_KEY", "OPENAI_API_KEY")
+
+
+def _secret(value: str | None) -> _Secret | None:
+    value = value.strip() if value else ""
+    return _Secret(value) if value else None
+
+
+def _read_dotenv(path: Path, names: tuple[str, ...]) -> dict[str, str]:
+    """The few ``NAME=value`` lines of a ``.env`` file we care about (os.environ untouched)."""
+    found: dict[str, str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return found
+    for line in lines:
+        line = line.strip()
+        if line.startswith("export "):
+            line = line[7:].lstrip()
+        name, sep, value = line.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if value:
+            found[name] = value
+    return found
+
+
+class _Secret:
+    """An API key that does not print itself (repr, str, vars() of the provider)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "<secret>"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("API keys are not pickled")
+
+
+def _env_key(base_url: str, *, dotenv: bool = False) -> str | None:
+    names = _key_variables(base_url)
+    from_file = _read_dotenv(Path.cwd() / ".env", names) if dotenv else {}
+    for name in names:
+        value = os.environ.get(name) or from_file.get(name)
+        if value and value.strip():
+            return value.strip()
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Retry helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms``, ``Retry-After`` seconds or
+    HTTP date), or ``None``."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_ERROR_CLASSES: dict[int, type[ProviderHTTPError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: AuthenticationError,
+    404: BadRequestError,
+    413: BadRequestError,
+    422: BadRequestError,
+    429: RateLimitError,
+}
+
+
+def _error_class(status: int) -> type[ProviderHTTPError]:
+    if status >= 500:
+        return ServerError
+    return _ERROR_CLASSES.get(status, ProviderHTTPError)
+
+
+def _error_details(raw: bytes) -> tuple[str, str | int | None]:
+    """The server's message and code from an error body (JSON ``error.message``/``code``,
+    FastAPI ``detail``, OpenRouter's upstream ``metadata.raw``, or plain text)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        text = raw.decode("utf-8", "replace").strip()
+        return _preview(" ".join(text.split()), 500), None
+    if not isinstance(data, dict):
+        return _preview(compact_json(data), 500), None
+    error = data.get("error", data)
+    code = data.get("code")
+    message: Any = None
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("detail") or error.get("msg")
+        code = error.get("code", code) if error.get("code") is not None else error.get("type", code)
+        metadata = error.get("metadata")
+        if isinstance(metadata, dict) and metadata.get("raw"):
+            upstream = metadata["raw"]
+            upstream = upstream if isinstance(upstream, str) else compact_json(upstream)
+            message = f"{message or 'upstream error'}: {_preview(upstream, 300)}"
+    elif isinstance(error, str):
+        message = error
+    if message is None and "detail" in data:
+        detail = data["detail"]
+        message = detail if isinstance(detail, str) else compact_json(detail)
+    if message is None:
+        message = compact_json(data)
+    if not isinstance(message, str):
+        message = compact_json(message)
+    return _preview(message, 1000), code
+
+
+# ---------------------------------------------------------------------------------------------
+# The provider
+# ---------------------------------------------------------------------------------------------
+
+
+class OpenAICompatProvider:
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint.
+
+    ``model`` is the server's model name; ``api_key`` defaults to the environment (see the
+    module docstring) and may stay ``None`` for local servers that need none. ``base_url`` is
+    the API root (``http://localhost:11434/v1`` for Ollama). ``client`` (an
+    ``httpx.AsyncClient`` you own) or ``transport`` (e.g. ``httpx.MockTransport``) replace the
+    network for tests or pooling. ``temperature``, ``max_tokens``, ``tool_choice`` and
+    ``extra_body`` (merged into the request, for provider-specific fields) pass through.
+    ``stream_usage`` asks for token usage in streams (dropped automatically if the server
+    rejects ``stream_options``).
+    """
+
+    default_base_url: str = OPENAI_BASE_URL
+    default_model: str | None = None
+
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
+        max_retries: int = 2,
+        retry_backoff: float = 0.5,
+        max_retry_wait: float = 60.0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        tool_choice: Any = None,
+        extra_body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        stream_usage: bool = True,
+    ) -> None:
+        model = model if model is not None else self.default_model
+        if not model:
+            raise ProviderConfigError(f"{type(self).__name__} needs a model name")
+        self.model = model
+        self.api_base = (base_url or self.default_base_url).rstrip("/")
+        self._key_from_env = api_key is None
+        self.__key = _secret(api_key if api_key is not None else _env_key(self.api_base))
+        self._client = client
+        self._transport = transport
+        self.timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
+        self.max_retries = max(0, max_retries)
+        self.retry_backoff = retry_backoff
+        self.max_retry_wait = max_retry_wait
+        self.request_fields: dict[str, Any] = {}
+        if temperature is not None:
+            self.request_fields["temperature"] = temperature
+        if max_tokens is not None:
+            self.request_fields["max_tokens"] = max_tokens
+        if tool_choice is not None:
+            self.request_fields["tool_choice"] = tool_choice
+        self.extra_body = dict(extra_body or {})
+        self.headers = dict(headers or {})
+        self.stream_usage = stream_usage
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def from_env(cls, model: str | None = None, **options: Any) -> Self:
+        """A provider whose key comes from the environment (or a ``.env`` file in the current
+        directory); :class:`~clawnb.errors.ProviderConfigError` if none is set."""
+        base_url = options.get("base_url") or cls.default_base_url
+        key = _env_key(base_url, dotenv=True)
+        if key is None:
+            names = " or ".join(_key_variables(base_url))
+            raise ProviderConfigError(f"no API key found: set {names} (environment or .env)")
+        return cls(model, key, **options)
+
+    def base_url(self, url: str) -> Self:
+        """Point the provider at another API root (builder style, returns the provider)."""
+        self.api_base = url.rstrip("/")
+        if self._key_from_env:  # never carry an env key to a host it was not meant for
+            self.__key = _secret(_env_key(self.api_base))
+        return self
+
+    @property
+    def has_key(self) -> bool:
+        return self.__key is not None
+
+    def __repr__(self) -> str:
+        key = "set" if self.__key is not None else "none"
+        return (
+            f"{type(self).__name__}(model={self.model!r}, base_url={self.api_base!r}, "
+            f"api_key=<{key}>)"
+        )
+
+    # The book's associated functions, as static methods.
+    convert_messages = staticmethod(convert_messages)
+    convert_tools = staticmethod(convert_tools)
+
+    # -- requests -----------------------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.api_base}/chat/completions"
+
+    def build_request(
+        self, messages: list[Message], tools: list[ToolDefinition], *, stream: bool = False
+    ) -> dict[str, Any]:
+        """The JSON body: ``model``, ``messages``, ``tools`` (omitted when empty), ``stream``
+        (only when true), usage options, then pass-through fields."""
+        body: dict[str, Any] = {"model": self.model, "messages": convert_messages(messages)}
+        if tools:
+            body["tools"] = convert_tools(tools)
+        if stream:
+            body["stream"] = True
+            if self.stream_usage:
+                body["stream_options"] = {"include_usage": True}
+        body.update(self.request_fields)
+        body.update(self.extra_body)
+        return body
+
+    def _request_headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", **self.headers}
+        if self.__key is not None:
+            headers["Authorization"] = f"Bearer {self.__key.reveal()}"
+        return headers
+
+    def _redact(self, text: str) -> str:
+        key = self.__key.reveal() if self.__key is not None else ""
+        if key and key in text:
+            text = text.replace(key, "***")
+        return text
+
+    @asynccontextmanager
+    async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
+        if self._client is not None:
+            yield self._client
+            return
+        # A client per call: safe across event loops (notebook cells, course checks).
+        async with httpx.AsyncClient(transport=self._transport, timeout=self.timeout) as client:
+            yield client
+
+    def _http_error(self, response: httpx.Response, raw: bytes) -> ProviderHTTPError:
+        message, code = _error_details(raw)
+        if not message:
+            message = response.reason_phrase or "error"
+        cls = _error_class(response.status_code)
+        return cls(
+            response.status_code,
+            self._redact(message),
+            code,
+            retry_after=_retry_after(response.headers),
+        )
+
+    def _transport_error(self, exc: Exception, *, streamed: bool = False) -> ProviderError:
+        host = _host(self.api_base) or self.api_base
+        detail = self._redact(str(exc) or type(exc).__name__)
+        if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
+            return ProviderConfigError(f"bad base URL {self.api_base!r}: {detail}")
+        if isinstance(exc, httpx.TimeoutException):
+            what = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
+            return ProviderTimeout(f"timed out {what} {host} ({type(exc).__name__})")
+        if streamed:
+            return ProviderConnectionError(f"the stream from {host} broke off: {detail}")
+        return ProviderConnectionError(f"could not reach {host}: {detail}")
+
+    def _retry_delay(self, attempt: int, error: Exception) -> float | None:
+        """Seconds to wait before retry number ``attempt + 1``, or ``None`` to give up."""
+        if attempt >= self.max_retries:
+            return None
+        if isinstance(error, ProviderHTTPError):
+            if error.status not in RETRY_STATUSES:
+                return None
+            if error.retry_after is not None:
+                return error.retry_after if error.retry_after <= self.max_retry_wait else None
+        elif not isinstance(error, ProviderConnectionError):
+            return None
+        delay = self.retry_backoff * (2**attempt)
+        return min(delay * (1 + random.random() * 0.25), self.max_retry_wait)
+
+    def _drop_stream_options(self, error: ProviderHTTPError, body: dict[str, Any]) -> bool:
+        """Some servers refuse ``stream_options``; retry once without it."""
+        if (
+            error.status in (400, 422)
+            and "stream_options" in body
+            and "stream_options" in error.message
+        ):
+            del body["stream_options"]
+            self.stream_usage = False
+            return True
+        return False
+
+    # -- Provider -----------------------------------------------------------------------------
+
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
+        """One non-streaming request → the assembled turn."""
+        body = self.build_request(messages, tools)
+        attempt = 0
+        async with self._http() as client:
+            while True:
+                try:
+                    response = await client.post(
+                        self.endpoint,
+                        json=body,
+                        headers=self._request_headers(),
+                        timeout=self.timeout,
+                    )
+                    if response.status_code >= 400:
+                        raise self._http_error(response, response.content)
+                    try:
+                        data = response.json()
+                    except ValueError:
+                        raise ProviderError(
+                            "the server's response is not JSON: "
+                            + self._redact(_preview(response.text))
+                        ) from None
+                    try:
+                        return parse_completion(data)
+                    except StreamError as exc:
+                        raise StreamError(self._redact(exc.message), code=exc.code) from None
+                except (httpx.RequestError, httpx.InvalidURL) as exc:
+                    error: ProviderError = self._transport_error(exc)
+                    cause: BaseException | None = exc
+                except ProviderHTTPError as exc:
+                    error, cause = exc, None
+                delay = self._retry_delay(attempt, error)
+                if delay is None:
+                    raise error from cause
+                attempt += 1
+                log.warning("%s; retry %d/%d in %.1fs", error, attempt, self.max_retries, delay)
+                await asyncio.sleep(delay)
+
+    # -- StreamProvider -----------------------------------------------------------------------
+
+    async def stream_chat(
+        self,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        on_event: EventCallback | None = None,
+    ) -> AssistantTurn:
+        """Stream one turn: ``on_event`` sees every event as its line arrives; the assembled
+        turn is returned. Retries happen only before the first event reached ``on_event``."""
+        body = self.build_request(messages, tools, stream=True)
+        attempt = 0
+        async with self._http() as client:
+            while True:
+                delivered = [False]
+                try:
+                    return await self._stream_once(client, body, on_event, delivered)
+                except (httpx.RequestError, httpx.InvalidURL) as exc:
+                    error: ProviderError = self._transport_error(exc, streamed=delivered[0])
+                    cause: BaseException | None = exc
+                except ProviderHTTPError as exc:
+                    if self._drop_stream_options(exc, body):
+                        continue
+                    error, cause = exc, None
+                if delivered[0]:
+                    raise error from cause  # output was shown: never restart silently
+                delay = self._retry_delay(attempt, error)
+                if delay is None:
+                    raise error from cause
+                attempt += 1
+                log.warning("%s; retry %d/%d in %.1fs", error, attempt, self.max_retries, delay)
+                await asyncio.sleep(delay)
+
+    async def _stream_once(
+        self,
+        client: httpx.AsyncClient,
+        body: dict[str, Any],
+        on_event: EventCallback | None,
+        delivered: list[bool],
+    ) -> AssistantTurn:
+        log.debug("POST %s (model=%s, stream)", self.endpoint, self.model)
+        async with client.stream(
+            "POST",
+            self.endpoint,
+            json=body,
+            headers={**self._request_headers(), "Accept": "text/event-stream"},
+            timeout=self.timeout,
+        ) as response:
+            if response.status_code >= 400:
+                raise self._http_error(response, await response.aread())
+            content_type = response.headers.get("content-type", "")
+            if "json" in content_type and "event-stream" not in content_type:
+                # The server ignored ``stream: true`` and sent one JSON completion.
+                return await self._replay_json(await response.aread(), on_event, delivered)
+            decoder = SSEDecoder()
+            assembler = TurnAssembler()
+            callback = on_event
+            try:
+                async for chunk in response.aiter_bytes():
+                    for payload in decoder.feed(chunk):
+                        events = assembler.feed(payload)
+                        if callback is not None and events:
+                            delivered[0] = True
+                            for event in events:
+                                result = callback(event)
+                                if result is not None and inspect.isawaitable(result):
+                                    await result
+                tail = []
+                for payload in decoder.flush():
+                    tail.extend(assembler.feed(payload))
+                tail.extend(assembler.close())
+            except StreamError as exc:
+                raise StreamError(self._redact(exc.message), code=exc.code) from None
+            if callback is not None:
+                for event in tail:
+                    result = callback(event)
+                    if result is not None and inspect.isawaitable(result):
+                        await result
+            return assembler.finish()
+
+    async def _replay_json(
+        self, raw: bytes, on_event: EventCallback | None, delivered: list[bool]
+    ) -> AssistantTurn:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise ProviderError(
+                "the server's response is not JSON: "
+                + self._redact(_preview(raw.decode(errors="replace")))
+            ) from None
+        try:
+            turn = parse_completion(data)
+        except StreamError as exc:
+            raise StreamError(self._redact(exc.message), code=exc.code) from None
+        if on_event is not None:
+            delivered[0] = True
+            events: list[Any] = []
+            if turn.reasoning:
+                events.append(StreamEvent.ReasoningDelta(turn.reasoning))
+            if turn.text:
+                events.append(StreamEvent.TextDelta(turn.text))
+            for i, call in enumerate(turn.tool_calls):
+                events.append(StreamEvent.ToolCallStart(i, call.id, call.name))
+                args = call.invalid_arguments
+                if args is None:
+                    args = compact_json(call.arguments)
+                events.append(StreamEvent.ToolCallDelta(i, args))
+            if turn.usage is not None:
+                events.append(StreamEvent.Usage(turn.usage))
+            events.append(StreamEvent.Done())
+            for event in events:
+                result = on_event(event)
+                if result is not None and inspect.isawaitable(result):
+                    await result
+        return turn
+
+
+class OpenRouterProvider(OpenAICompatProvider):
+    """The book's provider: OpenRouter (``https://openrouter.ai/api/v1``), default model
+    ``openrouter/free``. A key is required: pass ``api_key=`` or set ``CLAWNB_API_KEY`` /
+    ``OPENROUTER_API_KEY`` (also read from ``.env`` by :meth:`from_env`)."""
+
+    default_base_url = OPENROUTER_BASE_URL
+    default_model = OPENROUTER_DEFAULT_MODEL
+
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        **options: Any,
+    ) -> None:
+        headers = {"X-Title": "clawnb", **(options.pop("headers", None) or {})}
+        super().__init__(model, api_key, base_url, headers=headers, **options)
+        if not self.has_key:
+            raise ProviderConfigError(
+                "no OpenRouter API key: pass api_key=... or set CLAWNB_API_KEY or "
+                "OPENROUTER_API_KEY"
+            )
+
+    @classmethod
+    def new(cls, api_key: str, model: str, **options: Any) -> OpenRouterProvider:
+        """The book's constructor order: ``OpenRouterProvider.new(key, model)``."""
+        return cls(model, api_key, **options)
+
+    @classmethod
+    def from_env_with_model(cls, model: str, **options: Any) -> OpenRouterProvider:
+        """The book's name for ``from_env(model)``."""
+        return cls.from_env(model, **options)

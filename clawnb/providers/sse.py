@@ -1,0 +1,512 @@
+"""Server-sent events: from bytes on the wire to one assembled :class:`AssistantTurn` (ch5a).
+
+Two layers live here, on purpose:
+
+* The book's pieces, exactly as chapter 5a specifies them: :func:`parse_sse_line` turns one
+  ``data: {...}`` line into :class:`StreamEvent` s (``None`` for anything else), and
+  :class:`StreamAccumulator` folds events back into a turn. They are what a learner builds,
+  and the course suite pins their behaviour down.
+* The tolerant path the HTTP provider really uses: :class:`SSEDecoder` (bytes → ``data``
+  payloads, one line at a time, never buffering past a line) and :class:`TurnAssembler`
+  (payloads → events + turn). Real OpenAI-compatible servers differ in small ways — comment
+  keep-alives, ``data:`` without a space, CRLF, a usage-only final chunk, the tool-call id and
+  name repeated on every chunk (llama.cpp), a name-only first chunk (vLLM), no ``index``
+  (Mistral), a first index of 1 (Anthropic compatibility), whole arguments in one chunk
+  (Ollama), ``[DONE]`` missing, error objects inside a 200 stream, ``reasoning`` fields — and
+  this path assembles every one of them into the same clean turn. Garbage never raises out of
+  it; only an error object the server sent does (:class:`~clawnb.errors.StreamError`).
+
+Events the assembler emits use contiguous call positions (0, 1, …) as ``index`` whatever the
+server numbered, so :class:`StreamAccumulator` can consume them too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import StreamError
+from ..events import StreamEvent
+from ..types import AssistantTurn, StopReason, TokenUsage, ToolCall, compact_json
+
+__all__ = [
+    "SSEDecoder",
+    "StreamAccumulator",
+    "StreamEvent",
+    "TurnAssembler",
+    "parse_arguments",
+    "parse_sse_line",
+]
+
+_loads = json.loads
+_TextDelta = StreamEvent.TextDelta
+_ReasoningDelta = StreamEvent.ReasoningDelta
+_ToolCallStart = StreamEvent.ToolCallStart
+_ToolCallDelta = StreamEvent.ToolCallDelta
+_Done = StreamEvent.Done
+_Usage = StreamEvent.Usage
+
+
+# ---------------------------------------------------------------------------------------------
+# The book's parser and accumulator (ch5a)
+# ---------------------------------------------------------------------------------------------
+
+
+def _is_opt_str(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _valid_tool_delta(tc: Any) -> bool:
+    if not isinstance(tc, dict):
+        return False
+    index = tc.get("index")
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        return False
+    fn = tc.get("function")
+    if fn is not None and not (
+        isinstance(fn, dict) and _is_opt_str(fn.get("name")) and _is_opt_str(fn.get("arguments"))
+    ):
+        return False
+    return _is_opt_str(tc.get("id"))
+
+
+def _valid_choice(choice: Any) -> bool:
+    """The book's chunk schema: ``delta`` is required; typed fields must have their types."""
+    if not isinstance(choice, dict) or not _is_opt_str(choice.get("finish_reason")):
+        return False
+    delta = choice.get("delta")
+    if not isinstance(delta, dict) or not _is_opt_str(delta.get("content")):
+        return False
+    calls = delta.get("tool_calls")
+    if calls is None:
+        return True
+    return isinstance(calls, list) and all(_valid_tool_delta(tc) for tc in calls)
+
+
+def parse_sse_line(line: str) -> list[Any] | None:
+    """Parse one SSE line the way the book does (ch5a).
+
+    Only lines starting with ``"data: "`` (with the space) count; ``data: [DONE]`` gives
+    ``[Done]``. A JSON chunk gives its events in order — a ``TextDelta`` for non-empty
+    content, then per tool-call entry a ``ToolCallStart`` when it carries an ``id`` and a
+    ``ToolCallDelta`` for non-empty arguments. Anything else (other fields, comments, invalid
+    JSON, a chunk that does not match the schema, no events) gives ``None``.
+    """
+    if not line.startswith("data: "):
+        return None
+    data = line[6:]
+    if data == "[DONE]":
+        return [_Done()]
+    try:
+        chunk = _loads(data)
+    except ValueError:
+        return None
+    if not isinstance(chunk, dict):
+        return None
+    choices = chunk.get("choices")
+    if not isinstance(choices, list) or not all(_valid_choice(c) for c in choices):
+        return None
+    if not choices:
+        return None
+    delta = choices[0]["delta"]
+    events: list[Any] = []
+    content = delta.get("content")
+    if content:
+        events.append(_TextDelta(content))
+    for tc in delta.get("tool_calls") or ():
+        fn = tc.get("function") or {}
+        if tc.get("id") is not None:
+            events.append(_ToolCallStart(tc["index"], tc["id"], fn.get("name") or ""))
+        arguments = fn.get("arguments")
+        if arguments:
+            events.append(_ToolCallDelta(tc["index"], arguments))
+    return events or None
+
+
+class _PartialCall:
+    __slots__ = ("id", "name", "arguments")
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name = ""
+        self.arguments = ""
+
+
+class StreamAccumulator:
+    """Folds :class:`StreamEvent` s into one :class:`AssistantTurn` (the book's ch5a).
+
+    ``ToolCallStart`` pads the call list up to its ``index`` and sets id and name; a
+    ``ToolCallDelta`` for an index not seen yet is ignored. :meth:`finish` drops calls without
+    a name and parses arguments as JSON — text that is not JSON (``""`` included) becomes
+    ``None``, and non-empty invalid text is also kept in ``ToolCall.invalid_arguments`` so the
+    loop can tell the model instead of running the tool with nothing. Reasoning and usage
+    events (extensions beyond the book) are kept too.
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[_PartialCall] = []
+        self._usage: TokenUsage | None = None
+
+    def feed(self, event: Any) -> None:
+        match event:
+            case StreamEvent.TextDelta(text=text):
+                self._text.append(text)
+            case StreamEvent.ToolCallStart(index=index, id=call_id, name=name):
+                while len(self._calls) <= index:
+                    self._calls.append(_PartialCall())
+                self._calls[index].id = call_id
+                self._calls[index].name = name
+            case StreamEvent.ToolCallDelta(index=index, arguments=arguments):
+                if 0 <= index < len(self._calls):
+                    self._calls[index].arguments += arguments
+            case StreamEvent.ReasoningDelta(text=text):
+                self._reasoning.append(text)
+            case StreamEvent.Usage(usage=usage):
+                self._usage = usage
+            case _:
+                pass
+
+    def finish(self) -> AssistantTurn:
+        calls = []
+        for partial in self._calls:
+            if not partial.name:
+                continue
+            try:
+                arguments = _loads(partial.arguments)
+                invalid = None
+            except ValueError:
+                arguments = None
+                invalid = partial.arguments if partial.arguments.strip() else None
+            calls.append(ToolCall(partial.id, partial.name, arguments, invalid))
+        text = "".join(self._text)
+        reasoning = "".join(self._reasoning)
+        return AssistantTurn(
+            text=text or None,
+            tool_calls=calls,
+            stop_reason=StopReason.TOOL_USE if calls else StopReason.STOP,
+            usage=self._usage,
+            reasoning=reasoning or None,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# The tolerant path used by the HTTP provider
+# ---------------------------------------------------------------------------------------------
+
+
+class SSEDecoder:
+    """Incremental SSE line decoder: feed it byte chunks, get ``data`` payloads back.
+
+    Each ``data:`` line is handed out as soon as its line ends — never held until the blank
+    line that ends the event — so the first token reaches the screen without delay. Accepts
+    ``data:`` with or without the space, ``\\n``, ``\\r\\n`` and ``\\r`` line ends (also split
+    across chunks), a UTF-8 BOM, and ignores comments (``: keep-alive``) and the ``event``,
+    ``id`` and ``retry`` fields. :meth:`flush` processes a last line that had no newline.
+    """
+
+    __slots__ = ("_buf", "_started")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._started = False
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        if not self._started:
+            if not chunk:
+                return []
+            self._started = True
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+        data = self._buf + chunk if self._buf else chunk
+        if b"\r" in data:
+            trailing_cr = data.endswith(b"\r")
+            if trailing_cr:  # maybe the first half of a CRLF split across chunks
+                data = data[:-1]
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            lines = data.split(b"\n")
+            last = lines.pop()
+            self._buf = last + b"\r" if trailing_cr else last
+        else:
+            lines = data.split(b"\n")
+            self._buf = lines.pop()
+        out = []
+        for line in lines:
+            if line.startswith(b"data:"):
+                out.append(line[6:] if line[5:6] == b" " else line[5:])
+        return out
+
+    def flush(self) -> list[bytes]:
+        """End of body: a final line without a newline still counts."""
+        rest, self._buf = self._buf, b""
+        if rest.endswith(b"\r"):
+            rest = rest[:-1]
+        if b"\r" in rest:
+            rest = rest.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        out = []
+        for line in rest.split(b"\n"):
+            if line.startswith(b"data:"):
+                out.append(line[6:] if line[5:6] == b" " else line[5:])
+        return out
+
+
+def parse_arguments(raw: str) -> tuple[Any, str | None]:
+    """Tool-call argument text → ``(arguments, invalid_text)``.
+
+    Empty text means "no arguments" (``{}``); text that is not JSON gives ``(None, raw)`` so
+    the model can be told. A JSON string that itself holds a JSON object (some models encode
+    twice) is unwrapped.
+    """
+    if not raw or raw.isspace():
+        return {}, None
+    try:
+        value = _loads(raw)
+    except ValueError:
+        return None, raw
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            inner = _loads(value)
+        except ValueError:
+            return value, None
+        if isinstance(inner, dict):
+            return inner, None
+    return value, None
+
+
+class _Slot:
+    __slots__ = ("position", "id", "synthetic_id", "name", "args", "started")
+
+    def __init__(self, position: int, call_id: str | None) -> None:
+        self.position = position
+        self.synthetic_id = call_id is None
+        self.id = call_id if call_id is not None else f"call_{position}"
+        self.name = ""
+        self.args: list[str] = []
+        self.started = False
+
+
+def _error_text(error: Any) -> tuple[str, Any]:
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("error") or error.get("detail")
+        code = error.get("code", error.get("type"))
+        if isinstance(message, dict):
+            return _error_text(message)
+        return (str(message) if message else compact_json(error)), code
+    return str(error), None
+
+
+def usage_from(data: Any) -> TokenUsage | None:
+    """OpenAI ``usage`` (``prompt_tokens``/``completion_tokens``; also the ``input_tokens``/
+    ``output_tokens`` spelling) → :class:`TokenUsage`; ``None`` when absent or malformed."""
+    if not isinstance(data, dict):
+        return None
+    prompt = data.get("prompt_tokens", data.get("input_tokens"))
+    completion = data.get("completion_tokens", data.get("output_tokens"))
+    try:
+        return TokenUsage(int(prompt or 0), int(completion or 0))
+    except (TypeError, ValueError):
+        return None
+
+
+class TurnAssembler:
+    """Tolerant chunk assembler: payloads in, :class:`StreamEvent` s out, one turn at the end.
+
+    :meth:`feed` takes one ``data`` payload (bytes or str) and returns the events it produced.
+    Tool calls are matched by id first, then by ``index``, then — for servers that send
+    neither on continuation chunks — to the latest call; repeated ids and names do not start
+    new calls. ``ToolCallStart`` is emitted once per call, as soon as its name is known.
+    Usage (also from a usage-only final chunk with empty ``choices``) is emitted once, just
+    before ``Done``; ``Done`` is emitted exactly once, at ``[DONE]`` or at :meth:`close`.
+    An ``error`` object in the stream raises :class:`~clawnb.errors.StreamError`.
+    """
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._slots: list[_Slot] = []
+        self._by_index: dict[int, _Slot] = {}
+        self._by_id: dict[str, _Slot] = {}
+        self._usage: TokenUsage | None = None
+        self._broken: bytes | None = None
+        self.finish_reason: str | None = None
+        self.done = False
+
+    # -- input --------------------------------------------------------------------------------
+
+    def feed(self, payload: bytes | str) -> list[Any]:
+        """One ``data`` payload → events. Never raises for malformed input."""
+        if isinstance(payload, str):
+            payload = payload.encode("utf-8", "surrogatepass")
+        try:
+            chunk = _loads(payload)
+        except ValueError:
+            stripped = payload.strip()
+            if stripped == b"[DONE]":
+                return self.close()
+            return self._recover(payload)
+        self._broken = None
+        if type(chunk) is not dict:
+            return []
+        return self.feed_chunk(chunk)
+
+    def _recover(self, payload: bytes) -> list[Any]:
+        """A JSON chunk split over several ``data:`` lines (legal SSE, rare in practice)."""
+        if self._broken is not None:
+            joined = self._broken + b"\n" + payload
+            try:
+                chunk = _loads(joined)
+            except ValueError:
+                self._broken = joined if len(joined) < 1_000_000 else None
+                return []
+            self._broken = None
+            return self.feed_chunk(chunk) if type(chunk) is dict else []
+        self._broken = payload if len(payload) < 1_000_000 else None
+        return []
+
+    def feed_chunk(self, chunk: dict[str, Any]) -> list[Any]:
+        """One decoded chunk object → events."""
+        error = chunk.get("error")
+        if error is not None or chunk.get("object") == "error":
+            message, code = _error_text(error if error is not None else chunk)
+            raise StreamError(message, code=code)
+        events: list[Any] = []
+        usage = chunk.get("usage")
+        if usage is not None:
+            self._usage = usage_from(usage) or self._usage
+        choices = chunk.get("choices")
+        if not choices or type(choices) is not list:
+            return events
+        choice = choices[0]
+        if type(choice) is not dict:
+            return events
+        delta = choice.get("delta")
+        if delta is None:
+            delta = choice.get("message")
+        if type(delta) is dict:
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning and type(reasoning) is str:
+                self._reasoning.append(reasoning)
+                events.append(_ReasoningDelta(reasoning))
+            content = delta.get("content")
+            if content:
+                if type(content) is str:
+                    self._text.append(content)
+                    events.append(_TextDelta(content))
+                else:
+                    self._content_parts(content, events)
+            calls = delta.get("tool_calls")
+            if calls and type(calls) is list:
+                for tc in calls:
+                    if type(tc) is dict:
+                        self._tool_delta(tc, events)
+        finish = choice.get("finish_reason")
+        if finish and type(finish) is str:
+            self.finish_reason = finish
+            if finish == "error":
+                raise StreamError("the server ended the stream with finish_reason 'error'")
+        return events
+
+    def _content_parts(self, content: Any, events: list[Any]) -> None:
+        """Content sent as a list of typed parts (Mistral's thinking models)."""
+        if not isinstance(content, list):
+            return
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
+                self._text.append(part["text"])
+                events.append(_TextDelta(part["text"]))
+            elif kind == "thinking":
+                inner = part.get("thinking")
+                pieces = inner if isinstance(inner, list) else [{"text": inner}]
+                for piece in pieces:
+                    text = piece.get("text") if isinstance(piece, dict) else None
+                    if isinstance(text, str) and text:
+                        self._reasoning.append(text)
+                        events.append(_ReasoningDelta(text))
+
+    def _tool_delta(self, tc: dict[str, Any], events: list[Any]) -> None:
+        fn = tc.get("function")
+        if type(fn) is not dict:
+            fn = {}
+        index = tc.get("index")
+        if type(index) is not int:
+            index = None
+        call_id = tc.get("id")
+        if not call_id or type(call_id) is not str:
+            call_id = None
+        name = fn.get("name")
+        if not name or type(name) is not str:
+            name = None
+        args = fn.get("arguments")
+        if args is not None and type(args) is not str:
+            args = compact_json(args)
+
+        slot = self._by_id.get(call_id) if call_id is not None else None
+        if slot is None and index is not None:
+            candidate = self._by_index.get(index)
+            # A different id on a used index is a new call (parallel calls all sent as index 0).
+            if candidate is not None and (
+                call_id is None or candidate.synthetic_id or candidate.id == call_id
+            ):
+                slot = candidate
+        if slot is None and index is None and call_id is None and self._slots:
+            last = self._slots[-1]
+            if name is None or not last.name or (name == last.name and not last.args):
+                slot = last
+        if slot is None:
+            slot = _Slot(len(self._slots), call_id)
+            self._slots.append(slot)
+            if index is not None:
+                self._by_index[index] = slot
+        elif call_id is not None and slot.synthetic_id:
+            slot.id, slot.synthetic_id = call_id, False
+        if call_id is not None:
+            self._by_id[call_id] = slot
+        if name is not None and not slot.name:
+            slot.name = name
+        if args:
+            slot.args.append(args)
+            if slot.started:
+                events.append(_ToolCallDelta(slot.position, args))
+        if not slot.started and slot.name:
+            slot.started = True
+            events.append(_ToolCallStart(slot.position, slot.id, slot.name))
+            if slot.args:
+                events.append(_ToolCallDelta(slot.position, "".join(slot.args)))
+
+    def close(self) -> list[Any]:
+        """``[DONE]`` or end of body: usage (if any) then ``Done`` — once."""
+        if self.done:
+            return []
+        self.done = True
+        if self._usage is not None:
+            return [_Usage(self._usage), _Done()]
+        return [_Done()]
+
+    # -- output -------------------------------------------------------------------------------
+
+    @property
+    def started_output(self) -> bool:
+        return bool(self._text or self._reasoning or self._slots)
+
+    def finish(self) -> AssistantTurn:
+        """The assembled turn. Calls without a name are dropped; empty arguments mean ``{}``;
+        arguments that are not JSON are kept as ``invalid_arguments`` (``arguments=None``)."""
+        calls = []
+        for slot in self._slots:
+            if not slot.name:
+                continue
+            arguments, invalid = parse_arguments("".join(slot.args))
+            calls.append(ToolCall(slot.id, slot.name, arguments, invalid))
+        text = "".join(self._text)
+        reasoning = "".join(self._reasoning)
+        return AssistantTurn(
+            text=text or None,
+            tool_calls=calls,
+            stop_reason=StopReason.TOOL_USE if calls else StopReason.STOP,
+            usage=self._usage,
+            reasoning=reasoning or None,
+        )
