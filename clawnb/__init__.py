@@ -61,6 +61,21 @@ _EXPORTS: dict[str, str] = {
     "Gate": "clawnb.executor",
     # tools
     "ReadTool": "clawnb.tools.read",
+    # config, cost, instructions, prompt, context, sessions, subagents (ch8, ch17-18, extras)
+    "Config": "clawnb.config",
+    "ConfigOverlay": "clawnb.config",
+    "ConfigLoader": "clawnb.config",
+    "ConfigError": "clawnb.errors",
+    "CostTracker": "clawnb.usage",
+    "InstructionLoader": "clawnb.instructions",
+    "SystemPromptBuilder": "clawnb.prompt",
+    "ContextManager": "clawnb.context",
+    "ExtractiveSummarizer": "clawnb.context",
+    "SessionLog": "clawnb.session",
+    "SessionStore": "clawnb.session",
+    "SubagentTool": "clawnb.tools.subagent",
+    "build_agent": "clawnb.assemble",
+    "AgentSession": "clawnb.assemble",
     # safety and control (ch13-16)
     "Permission": "clawnb.permissions",
     "PermissionDecision": "clawnb.permissions",

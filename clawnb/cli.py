@@ -4,6 +4,7 @@ Subcommands:
 
 * ``demo`` — an offline agent session: a scripted model drives the real tools in a scratch
   directory and the transcript is printed.
+* ``chat`` — the interactive terminal chat (:mod:`clawnb.chat`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--script", help="a scripted model file (JSON Lines of turns)")
     demo.add_argument("--workspace", help="directory for the demo's files (default: a temp dir)")
     demo.set_defaults(func=_demo)
+    from .chat import add_chat_parser
+
+    add_chat_parser(sub)
     return parser
 
 

@@ -47,7 +47,7 @@ __all__ = [
     "McpServerConfig",
     "ModelPricing",
     "PermissionMode",
-    "PermissionRuleConfig",
+    "PermissionsConfig",
     "ShellHookConfig",
     "project_config_path",
     "user_config_path",
@@ -87,11 +87,15 @@ class HooksConfig(_Strict):
     post_tool: list[ShellHookConfig] = Field(default_factory=list)
 
 
-class PermissionRuleConfig(_Strict):
-    """``[[permission_rules]] pattern = "bash(git *)"  action = "allow"``; first match wins."""
+class PermissionsConfig(_Strict):
+    """``[permissions]``: the mode and rule lists. A rule is a tool-name glob, optionally with an
+    argument pattern: ``"read"``, ``"mcp__*"``, ``"bash(git *)"``, ``"write(src/**)"``. Deny rules
+    win in every mode."""
 
-    pattern: str
-    action: Literal["allow", "deny", "ask"]
+    mode: PermissionMode = "default"
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
 
 
 class ModelPricing(_Strict):
@@ -114,8 +118,7 @@ class Config(_Strict):
         default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS)
     )
     blocked_commands: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_COMMANDS))
-    permission_mode: PermissionMode = "default"
-    permission_rules: list[PermissionRuleConfig] = Field(default_factory=list)
+    permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     instructions: str | None = None
@@ -129,9 +132,13 @@ class Config(_Strict):
         return _validate(cls, _parse_toml(text, source), source)
 
     def merge(self, overlay: ConfigOverlay) -> Config:
-        """A copy with every field ``overlay`` sets replacing this config's value."""
-        updates = {name: getattr(overlay, name) for name in overlay.model_fields_set}
-        return self.model_copy(update=updates, deep=True)
+        """A copy with every field ``overlay`` sets replacing this config's value.
+
+        Tables merge key by key (``[permissions] deny = [...]`` in one file and
+        ``[permissions] mode = "plan"`` in another both apply); ``[pricing]`` merges per model;
+        every other value — lists included — is replaced whole.
+        """
+        return _merge_model(self, overlay)
 
     def pricing_for(self, model: str | None = None) -> ModelPricing | None:
         """Price of ``model`` (default: this config's model): an exact key, else the longest
@@ -147,6 +154,19 @@ class Config(_Strict):
         return self.pricing[max(matches, key=len)]
 
 
+def _merge_model(base: Any, overlay: BaseModel) -> Any:
+    updates: dict[str, Any] = {}
+    for name in overlay.model_fields_set:
+        value = getattr(overlay, name)
+        current = getattr(base, name, None)
+        if isinstance(value, BaseModel) and isinstance(current, BaseModel):
+            value = _merge_model(current, value)
+        elif isinstance(value, dict) and isinstance(current, dict):
+            value = {**current, **value}
+        updates[name] = value
+    return base.model_copy(update=updates, deep=True)
+
+
 class ConfigOverlay(_Strict):
     """One layer: every field optional; only the fields a file mentions are "set"."""
 
@@ -158,8 +178,7 @@ class ConfigOverlay(_Strict):
     allowed_directory: str | None = None
     protected_patterns: list[str] | None = None
     blocked_commands: list[str] | None = None
-    permission_mode: PermissionMode | None = None
-    permission_rules: list[PermissionRuleConfig] | None = None
+    permissions: PermissionsConfig | None = None
     mcp_servers: list[McpServerConfig] | None = None
     hooks: HooksConfig | None = None
     instructions: str | None = None

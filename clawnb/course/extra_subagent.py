@@ -123,8 +123,10 @@ async def test_subagent_subagent_with_write_tool(impl, tmp):
             _text("Subagent completed the write."),
         ]
     )
+    from ..tools.write import WriteTool  # a helper here, not the component under test
+
     agent = impl.SimpleAgent(provider).tool(
-        impl.SubagentTool(provider, lambda: ToolSet([impl.WriteTool()]))
+        impl.SubagentTool(provider, lambda: ToolSet([WriteTool()]))
     )
     assert await agent.run("Write a file via subagent") == "Subagent completed the write."
     assert path.read_text() == "hello"

@@ -1,0 +1,320 @@
+"""One factory for a ready agent: :func:`build_agent`.
+
+Every front end — the terminal chat, the notebook layer, the demo — needs the same pieces
+wired the same way, so they are wired here once:
+
+* the **config** (:class:`~clawnb.config.ConfigLoader`: project ← user ← environment);
+* the **provider**: ``scripted:<file>`` or ``replay:<file>`` plays a script offline
+  (:class:`~clawnb.providers.replay.ScriptedProvider`); any other model name goes to the
+  OpenAI-compatible endpoint at ``config.base_url``;
+* the **tools** (``clawnb.tools.default_tools``) plus a :class:`~clawnb.tools.subagent.SubagentTool`;
+* the **gate** (:func:`clawnb.gates.build_gate`: hooks, safety checks, permission mode and
+  rules from config, and the front end's approval callback);
+* the **system prompt** (:class:`~clawnb.prompt.SystemPromptBuilder`, with CLAUDE.md/AGENTS.md);
+* the **context manager** (compaction after each turn) and the **cost tracker**;
+* the **history**: a plain list, or a :class:`~clawnb.session.SessionLog` persisted under
+  ``config.sessions_dir`` (new, or resumed by id / ``"latest"``).
+
+The result, an :class:`AgentSession`, keeps them together and offers the few operations a
+front end needs: :meth:`~AgentSession.send`, :meth:`~AgentSession.plan` /
+:meth:`~AgentSession.execute_plan`, :meth:`~AgentSession.compact`,
+:meth:`~AgentSession.resume`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .config import Config, ConfigLoader
+from .context import ContextManager, ExtractiveSummarizer
+from .events import AgentEvent, ApprovalCallback, EventCallback, emit
+from .executor import Gate
+from .session import SessionLog, SessionStore
+from .types import Message, TokenUsage, Tool, ToolSet
+from .usage import CostTracker
+
+__all__ = ["AgentSession", "APPROVED_PLAN", "build_agent", "make_provider"]
+
+OFFLINE_PREFIXES = ("scripted:", "replay:")
+APPROVED_PLAN = "Approved. Execute the plan."
+
+
+def make_provider(model: str, config: Config) -> Any:
+    """``scripted:<file>`` / ``replay:<file>`` → a ScriptedProvider; else an OpenAI-compatible
+    provider for ``model`` at ``config.base_url`` (key from the environment)."""
+    for prefix in OFFLINE_PREFIXES:
+        if model.startswith(prefix):
+            from .providers.replay import ScriptedProvider
+
+            return ScriptedProvider.from_file(model[len(prefix):])
+    from .providers.openai import OpenAICompatProvider
+
+    return OpenAICompatProvider(model, base_url=config.base_url)
+
+
+def is_offline_model(model: str) -> bool:
+    return model.startswith(OFFLINE_PREFIXES)
+
+
+def _default_tools(workspace: Path) -> list[Tool]:
+    try:
+        from .tools import default_tools
+    except ImportError:
+        # Without the registry: the book's four file and shell tools, sharing one FileState
+        # so read-before-edit works across them.
+        from .tools.base import FileState
+        from .tools.bash import BashTool
+        from .tools.edit import EditTool
+        from .tools.read import ReadTool
+        from .tools.write import WriteTool
+
+        state = FileState()
+        return [
+            ReadTool(workspace, state),
+            WriteTool(workspace, state),
+            EditTool(workspace, state),
+            BashTool(workspace),
+        ]
+    return list(default_tools(workspace))
+
+
+@dataclass
+class AgentSession:
+    """A wired agent and everything around it. ``history`` is the conversation (a
+    :class:`SessionLog` when persisted); ``agent`` is a StreamingAgent (or SimpleAgent)."""
+
+    agent: Any
+    history: list[Message]
+    cost: CostTracker
+    context: ContextManager
+    gate: Gate | None
+    config: Config
+    provider: Any
+    workspace: Path
+    system_prompt: str
+    tools: ToolSet
+    model: str
+    mode: str
+    store: SessionStore | None = None
+    streaming: bool = True
+    _plan_agent: Any = field(default=None, repr=False)
+
+    # -- events ---------------------------------------------------------------------------------
+    def _tap(self, on_event: EventCallback | None) -> EventCallback:
+        """Count every model turn's usage in the cost tracker, then pass the event on."""
+
+        async def tap(event: Any) -> None:
+            if isinstance(event, AgentEvent.TurnEnd):
+                self.cost.record(event.turn.usage or TokenUsage())
+            await emit(on_event, event)
+
+        return tap
+
+    # -- conversation ---------------------------------------------------------------------------
+    async def send(self, prompt: str, on_event: EventCallback | None = None) -> str:
+        """Append ``prompt`` as a user message and run the agent until it answers."""
+        self.history.append(Message.User(prompt))
+        return await self.agent.chat(self.history, self._tap(on_event))
+
+    def plan_agent(self) -> Any:
+        if self._plan_agent is None:
+            from .planning import PlanAgent
+
+            self._plan_agent = PlanAgent(
+                self.provider,
+                tools=list(self.tools),
+                gate=self.gate,
+                context=self.context,
+                system_prompt=self.system_prompt,
+                max_turns=self.agent.max_turns,
+            )
+        return self._plan_agent
+
+    async def plan(self, prompt: str, on_event: EventCallback | None = None) -> str:
+        """Plan mode for one request: read-only tools until the model submits a plan.
+
+        The history already starts with the agent's system prompt, so the planning
+        instructions travel in the user message instead."""
+        from .planning import DEFAULT_PLAN_PROMPT
+
+        self.history.append(Message.User(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}"))
+        return await self.plan_agent().plan(self.history, self._tap(on_event))
+
+    async def execute_plan(
+        self, on_event: EventCallback | None = None, *, feedback: str | None = None
+    ) -> str:
+        """Carry out the plan with every tool (after the person approved it)."""
+        self.history.append(Message.User(feedback or APPROVED_PLAN))
+        return await self.plan_agent().execute(self.history, self._tap(on_event))
+
+    async def compact(self) -> bool:
+        """Compact now, whatever the token count (``/compact``)."""
+        return await self.context.compact(self.provider, self.history)
+
+    # -- sessions -------------------------------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        return self.history.id if isinstance(self.history, SessionLog) else None
+
+    def _sessions(self) -> SessionStore:
+        if self.store is None:
+            self.store = SessionStore(_sessions_root(self.config, self.workspace))
+        return self.store
+
+    def list_sessions(self) -> list[Any]:
+        return self._sessions().list()
+
+    def resume(self, session_id: str = "latest") -> int:
+        """Continue a saved session (by id, id prefix, path or ``"latest"``); returns how many
+        messages it holds."""
+        log = self._sessions().resume(session_id)
+        self._switch(log)
+        return len(log)
+
+    def new_session(self, *, persist: bool | None = None) -> None:
+        """Start an empty conversation (persisted if the current one is)."""
+        keep = isinstance(self.history, SessionLog) if persist is None else persist
+        self._switch(self._sessions().create(meta=self._meta()) if keep else [])
+
+    def _switch(self, history: list[Message]) -> None:
+        old = self.history
+        self.history = history
+        if isinstance(old, SessionLog) and old is not history:
+            old.close()
+        self.context.tokens_used = 0
+        self.cost.reset()
+
+    def _meta(self) -> dict[str, Any]:
+        return {"model": self.model, "workspace": str(self.workspace), "mode": self.mode}
+
+    def close(self) -> None:
+        if isinstance(self.history, SessionLog):
+            self.history.close()
+
+
+def _sessions_root(config: Config, workspace: Path) -> Path:
+    root = Path(os.path.expanduser(config.sessions_dir))
+    return root if root.is_absolute() else workspace / root
+
+
+def build_agent(
+    config: Config | None = None,
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    provider: Any = None,
+    model: str | None = None,
+    mode: str | None = None,
+    approve: ApprovalCallback | None = None,
+    streaming: bool = True,
+    session: str | SessionLog | None = None,
+    tools: Iterable[Tool] | None = None,
+    subagents: bool = True,
+    system_prompt: str | None = None,
+    gate: Gate | None | bool = True,
+) -> AgentSession:
+    """Build a ready agent from config.
+
+    ``config`` defaults to :meth:`ConfigLoader.load` for ``workspace`` (default: the current
+    directory). ``provider`` overrides the one ``model`` (default ``config.model``) selects.
+    ``mode`` overrides ``config.permissions.mode``; ``approve`` answers permission questions
+    (without it, calls that need approval are refused with a clear result). ``session``:
+    ``None`` keeps the history in memory, ``"new"`` persists a new session, an id or
+    ``"latest"`` resumes one, a :class:`SessionLog` is used as is. ``gate=False`` (or
+    ``None``) runs tools without any gate — for tests and trusted scripts only.
+    """
+    ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
+    if config is None:
+        config = ConfigLoader.load(project_dir=ws)
+    model_name = model or config.model
+    if provider is None:
+        provider = make_provider(model_name, config)
+    offline = is_offline_model(model_name)
+    permission_mode = mode or config.permissions.mode
+
+    cost = CostTracker.for_model(model_name, config)
+    if offline:
+        cost = CostTracker(0.0, 0.0, model=model_name)  # a script costs nothing, and says so
+    context = ContextManager(
+        config.max_context_tokens,
+        config.preserve_recent,
+        summarizer=ExtractiveSummarizer() if offline else None,
+        on_usage=cost.record,
+    )
+
+    the_gate: Gate | None
+    if gate is True:
+        from .gates import build_gate
+        from .hooks import hooks_from_config
+
+        allowed = config.allowed_directory
+        the_gate = build_gate(
+            mode=permission_mode,
+            workspace=os.path.expanduser(allowed) if allowed else ws,
+            allow=config.permissions.allow,
+            ask=config.permissions.ask,
+            deny=config.permissions.deny,
+            approve=approve,
+            hooks=hooks_from_config(config.hooks, cwd=ws),
+            blocked_commands=config.blocked_commands,
+            protected_patterns=config.protected_patterns,
+        )
+    elif gate is False or gate is None:
+        the_gate = None
+    else:
+        the_gate = gate
+
+    toolset = ToolSet(tools if tools is not None else _default_tools(ws))
+    if subagents and "subagent" not in toolset:
+        from .tools.subagent import SubagentTool
+
+        child_tools = [t for t in toolset if t.definition.name != "subagent"]
+        toolset.push(
+            SubagentTool(provider, lambda: ToolSet(child_tools), gate=the_gate,
+                         on_usage=cost.record)
+            .system_prompt(
+                "You are a sub-agent working on one task for another agent. Use your tools, "
+                "then answer with a short, factual report: that answer is all the other "
+                "agent will see."
+            )
+        )
+
+    if system_prompt is None:
+        from .instructions import InstructionLoader
+        from .prompt import SystemPromptBuilder
+
+        system_prompt = SystemPromptBuilder(
+            ws,
+            tools=list(toolset),
+            instruction_loader=InstructionLoader(config.instruction_files),
+            config_instructions=config.instructions,
+        ).build()
+
+    from .agent import SimpleAgent, StreamingAgent
+
+    loop_class = StreamingAgent if streaming else SimpleAgent
+    agent = loop_class(
+        provider,
+        tools=list(toolset),
+        gate=the_gate,
+        max_turns=config.max_turns or None,
+        system_prompt=system_prompt,
+        context=context,
+    )
+
+    bundle = AgentSession(
+        agent=agent, history=[], cost=cost, context=context, gate=the_gate, config=config,
+        provider=provider, workspace=ws, system_prompt=system_prompt, tools=toolset,
+        model=model_name, mode=str(getattr(permission_mode, "value", permission_mode)),
+        streaming=streaming,
+    )
+    if isinstance(session, SessionLog):
+        bundle.history = session
+    elif session == "new":
+        bundle.history = bundle._sessions().create(meta=bundle._meta())
+    elif session is not None:
+        bundle.resume(session)
+    return bundle

@@ -1,0 +1,344 @@
+"""``python -m clawnb chat``: the terminal front end (the book's ``examples/chat``).
+
+A streaming REPL over :func:`clawnb.assemble.build_agent`: the answer appears as the model
+writes it, each tool call shows as a one-line summary with a short result preview, and a call
+that needs permission stops for a question — ``y`` (once), ``n`` (deny; ``n <reason>`` tells
+the model why) or ``a``/``always`` (allow this tool for the rest of the session).
+
+Commands: ``/plan <task>`` (read-only planning, then execute / revise / drop), ``/cost``,
+``/compact``, ``/sessions``, ``/resume [id]``, ``/clear``, ``/help``, ``/exit``.
+
+Ctrl-C while the agent works cancels that turn — the stream is closed, running tools are
+killed, the history stays valid — and the prompt comes back; Ctrl-C at the prompt clears the
+line; Ctrl-D (or ``/exit``) quits. Every message is saved to ``.claw/sessions/`` as it
+happens (``--no-save`` to keep it in memory only), so ``--resume`` picks a conversation up
+again after a crash.
+
+Offline: ``--model scripted:<file>`` (or ``replay:<file>``) plays a scripted model; the
+tools still run for real.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = ["add_chat_parser", "chat_main"]
+
+HELP = """\
+commands:
+  /plan <task>    plan with read-only tools, then choose: execute, revise, or drop
+  /cost           tokens and cost so far, and the context size
+  /compact        summarise older messages now
+  /sessions       list saved sessions
+  /resume [id]    continue a saved session (default: the most recent other one)
+  /clear          start a new, empty conversation
+  /help           this text
+  /exit           quit (Ctrl-D works too)
+Ctrl-C cancels the running turn."""
+
+
+def add_chat_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``chat`` subcommand on an argparse sub-parser collection."""
+    p = sub.add_parser("chat", help="interactive terminal chat with the agent")
+    p.add_argument("--model", help="model name, or scripted:<file> / replay:<file> (offline)")
+    p.add_argument("--workspace", "--cwd", dest="workspace",
+                   help="project directory the agent works in (default: current directory)")
+    p.add_argument("--mode", choices=["default", "accept_edits", "plan", "bypass"],
+                   help="permission mode (default: from config, else 'default')")
+    p.add_argument("--approve", choices=["ask", "allow", "deny"], default="ask",
+                   help="answer permission questions by asking (default), or always allow/deny")
+    p.add_argument("--resume", nargs="?", const="latest", metavar="ID",
+                   help="continue a saved session (default: the latest)")
+    p.add_argument("--no-save", action="store_true", help="do not save the session to disk")
+    p.add_argument("--no-color", action="store_true", help="plain output without colours")
+    p.set_defaults(func=chat_main)
+    return p
+
+
+class _Console:
+    """Terminal input: the prompt uses ``input()`` (line editing); questions asked while a
+    turn runs are read without blocking the event loop, so Ctrl-C can still cancel it."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    async def ask(self, prompt: str) -> str:
+        self.out.write(prompt)
+        self.out.flush()
+        if not sys.stdin.isatty():
+            # Piped input is buffered by sys.stdin (input() already read ahead): keep reading
+            # through the same buffer. Nothing to interrupt interactively anyway.
+            return _blocking_readline()
+        loop = asyncio.get_running_loop()
+        fd = sys.stdin.fileno()
+        done: asyncio.Future[str] = loop.create_future()
+        buffer = bytearray()
+
+        def readable() -> None:
+            try:
+                chunk = os.read(fd, 1024)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                if not done.done():
+                    done.set_exception(EOFError())
+                return
+            buffer.extend(chunk)
+            if b"\n" in buffer and not done.done():
+                line = bytes(buffer).split(b"\n", 1)[0]
+                done.set_result(line.decode("utf-8", errors="replace"))
+
+        try:
+            loop.add_reader(fd, readable)
+        except (OSError, ValueError, NotImplementedError):
+            return await asyncio.to_thread(_blocking_readline)
+        try:
+            return await done
+        finally:
+            loop.remove_reader(fd)
+
+
+def _blocking_readline() -> str:
+    line = sys.stdin.readline()
+    if not line:
+        raise EOFError
+    return line.rstrip("\n")
+
+
+class ChatApp:
+    """The REPL. One event loop for the whole chat; each turn runs as a task that Ctrl-C
+    cancels."""
+
+    def __init__(self, args: argparse.Namespace, out: TextIO | None = None) -> None:
+        self.args = args
+        self.out = out or sys.stdout
+        self.console = _Console(self.out)
+        self.loop = asyncio.new_event_loop()
+        self.session: Any = None
+        self._error_shown = False
+
+    # -- output -------------------------------------------------------------------------------
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def renderer(self) -> Any:
+        from .events import AgentEvent
+        from .terminal import TerminalRenderer
+
+        inner = TerminalRenderer(self.out, color=False if self.args.no_color else None)
+
+        def on_event(event: Any) -> None:
+            if isinstance(event, AgentEvent.Error):
+                self._error_shown = True
+            inner(event)
+
+        return on_event
+
+    # -- approvals ----------------------------------------------------------------------------
+    async def approve(self, request: Any) -> Any:
+        from .events import Approval
+
+        policy = self.args.approve
+        if policy == "allow":
+            return Approval.allow_once()
+        if policy == "deny":
+            return Approval.deny("denied by --approve deny")
+        reason = f" ({request.reason})" if request.reason else ""
+        self.say(f"\n  ? allow {request.summary}{reason}")
+        while True:
+            try:
+                answer = (await self.console.ask("  [y]es / [n]o / [a]lways: ")).strip()
+            except EOFError:
+                return Approval.deny("no answer (end of input)")
+            word, _, rest = answer.partition(" ")
+            word = word.lower().rstrip(":,")
+            if word in ("y", "yes"):
+                return Approval.allow_once()
+            if word in ("a", "always"):
+                return Approval.allow_session()
+            if word in ("n", "no"):
+                return Approval.deny(rest.strip())
+            self.say("  please answer y, n (optionally with a reason) or a")
+
+    # -- turns --------------------------------------------------------------------------------
+    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Run one turn; Ctrl-C cancels it. Returns its result, or None if interrupted or
+        failed (failures were already shown through the Error event or are printed here)."""
+        from .errors import ClawError
+
+        self._error_shown = False
+        task = self.loop.create_task(coro)
+        try:
+            self.loop.add_signal_handler(signal.SIGINT, task.cancel)
+        except (NotImplementedError, RuntimeError):  # not the main thread / no signals
+            pass
+        try:
+            return self.loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            self.say("\n(interrupted — the turn was cancelled; the conversation is intact)")
+        except ClawError as exc:
+            if not self._error_shown:
+                self.say(f"error: {exc}")
+        finally:
+            try:
+                self.loop.remove_signal_handler(signal.SIGINT)
+            except (NotImplementedError, RuntimeError):
+                pass
+        return None
+
+    # -- commands -----------------------------------------------------------------------------
+    def do_plan(self, task: str) -> None:
+        if not task:
+            self.say("usage: /plan <what to do>")
+            return
+        plan = self.run(self.session.plan(task, self.renderer()))
+        while plan is not None:
+            try:
+                answer = input("execute this plan? [y]es / [n]o / or type changes: ").strip()
+            except (EOFError, KeyboardInterrupt):
+                answer = "n"
+            if answer.lower() in ("y", "yes"):
+                self.run(self.session.execute_plan(self.renderer()))
+                return
+            if answer.lower() in ("n", "no", ""):
+                self.say("(plan dropped)")
+                return
+            plan = self.run(self.session.plan(answer, self.renderer()))
+
+    def do_cost(self) -> None:
+        ctx = self.session.context
+        self.say(self.session.cost.summary())
+        self.say(f"context: ~{ctx.tokens_used} of {ctx.max_tokens} tokens, "
+                 f"{len(self.session.history)} messages, {ctx.compactions} compactions")
+
+    def do_compact(self) -> None:
+        before = len(self.session.history)
+        changed = self.run(self.session.compact())
+        if changed:
+            self.say(f"(compacted: {before} → {len(self.session.history)} messages)")
+        elif changed is not None:
+            self.say("(nothing to compact yet)")
+
+    def do_sessions(self) -> None:
+        sessions = self.session.list_sessions()
+        if not sessions:
+            self.say("(no saved sessions)")
+        for info in sessions:
+            mark = "*" if info.id == self.session.session_id else " "
+            self.say(f"{mark} {info}")
+
+    def do_resume(self, which: str) -> None:
+        from .session import SessionError
+
+        target = which
+        if not target:
+            others = [s for s in self.session.list_sessions() if s.id != self.session.session_id]
+            if not others:
+                self.say("(no other saved session to resume)")
+                return
+            target = others[-1].id
+        try:
+            count = self.session.resume(target)
+        except SessionError as exc:
+            self.say(f"error: {exc}")
+            return
+        self.say(f"(resumed {self.session.session_id}: {count} messages)")
+
+    def command(self, line: str) -> bool:
+        """Handle a ``/command``; False means quit."""
+        name, _, rest = line[1:].partition(" ")
+        rest = rest.strip()
+        match name:
+            case "exit" | "quit" | "q":
+                return False
+            case "help" | "?":
+                self.say(HELP)
+            case "plan":
+                self.do_plan(rest)
+            case "cost":
+                self.do_cost()
+            case "compact":
+                self.do_compact()
+            case "sessions":
+                self.do_sessions()
+            case "resume":
+                self.do_resume(rest)
+            case "clear":
+                self.session.new_session()
+                self.say("(new conversation)")
+            case _:
+                self.say(f"unknown command /{name} — /help lists them")
+        return True
+
+    # -- main ---------------------------------------------------------------------------------
+    def start(self) -> int:
+        from .assemble import build_agent, is_offline_model
+        from .errors import ClawError
+
+        args = self.args
+        try:
+            self.session = build_agent(
+                workspace=args.workspace,
+                model=args.model,
+                mode=args.mode,
+                approve=self.approve,
+                session=None if args.no_save else (args.resume or "new"),
+            )
+        except ClawError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        s = self.session
+        self.say(f"clawnb chat — model {s.model}, mode {s.mode}, workspace {s.workspace}")
+        if is_offline_model(s.model):
+            self.say("(scripted model: its replies are replayed from a file; the tools run for "
+                     "real)")
+        elif hasattr(s.provider, "has_key") and not s.provider.has_key:
+            self.say("warning: no API key found (set CLAWNB_API_KEY, OPENROUTER_API_KEY or "
+                     "OPENAI_API_KEY); local servers may not need one")
+        if args.resume:
+            self.say(f"(resumed {s.session_id}: {len(s.history)} messages)")
+        elif s.session_id:
+            self.say(f"(saving to {s.history.path})")
+        self.say("type a message; /help for commands; Ctrl-D to quit\n")
+        return self.repl()
+
+    def repl(self) -> int:
+        try:
+            while True:
+                try:
+                    line = input("you> ")
+                except EOFError:
+                    self.say()
+                    return 0
+                except KeyboardInterrupt:
+                    self.say("^C")
+                    continue
+                line = line.strip()
+                if not line:
+                    continue
+                if line in ("exit", "quit"):
+                    return 0
+                if line.startswith("/"):
+                    if not self.command(line):
+                        return 0
+                    continue
+                self.run(self.session.send(line, self.renderer()))
+        finally:
+            self.session.close()
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+            self.loop.close()
+
+
+def chat_main(args: argparse.Namespace) -> int:
+    """Entry point of ``python -m clawnb chat``."""
+    if args.workspace:
+        Path(args.workspace).mkdir(parents=True, exist_ok=True)
+    return ChatApp(args).start()

@@ -1,0 +1,116 @@
+"""The terminal chat, driven like a person would: through a pseudo-terminal (pexpect)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+pexpect = pytest.importorskip("pexpect")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(path: Path, turns: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
+    return path
+
+
+def _spawn(tmp_path: Path, script: Path, *extra: str):
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "PYTHONPATH": str(ROOT),
+        "TERM": "dumb",
+    }
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clawnb", "chat", "--model", f"scripted:{script}", "--workspace",
+         str(tmp_path / "ws"), "--no-color", *extra],
+        env=env, encoding="utf-8", timeout=15, dimensions=(40, 200),
+    )
+    child.expect("you> ")
+    return child
+
+
+def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
+    script = _script(tmp_path / "s.jsonl", [
+        {"text": "I'll write the file.",
+         "tool_calls": [{"id": "c1", "name": "write",
+                         "arguments": {"path": "notes.txt", "content": "hello"}}]},
+        {"text": "Done: notes.txt written."},
+    ])
+    child = _spawn(tmp_path, script)
+    child.sendline("please write notes.txt")
+    child.expect(r"\[y\]es / \[n\]o / \[a\]lways: ")
+    child.sendline("y")
+    child.expect("wrote notes.txt")
+    child.expect("Done: notes.txt written.")
+    child.expect("you> ")
+    child.sendline("/cost")
+    child.expect(r"tokens: 0 in \+ 0 out \| cost: \$0\.0000")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "ws" / "notes.txt").read_text() == "hello"
+    sessions = list((tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl"))
+    assert len(sessions) == 1
+    from clawnb.session import SessionLog
+    from clawnb.types import Message
+
+    saved = SessionLog.read(sessions[0])
+    assert isinstance(saved[0], Message.System)
+    assert saved[1] == Message.User("please write notes.txt")
+    assert saved[3] == Message.ToolResult("c1", "wrote notes.txt")
+
+
+def test_chat_denial_with_reason_reaches_the_model(tmp_path):
+    script = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
+        {"text": "Understood, I will not."},
+    ])
+    child = _spawn(tmp_path, script)
+    child.sendline("make x")
+    child.expect(r"\[a\]lways: ")
+    child.sendline("n not today")
+    child.expect("denied this tool call: not today")
+    child.expect("Understood, I will not.")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert not (tmp_path / "ws" / "x").exists()
+
+
+def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
+    script = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"text": "never reached"},
+        {"text": "Still here."},
+    ])
+    child = _spawn(tmp_path, script, "--mode", "bypass")
+    child.sendline("wait a while")
+    child.expect(r"\[bash: sleep 30\]")
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect("you> ")
+    child.sendline("/sessions")
+    child.expect(r"\* \d{8}-\d{6}-\w+ .* wait a while")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    from clawnb.session import SessionLog
+    from clawnb.types import Message
+
+    (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
+    saved = SessionLog.read(path)
+    assert isinstance(saved[-2], Message.Assistant)
+    assert saved[-1] == Message.ToolResult("c1", "error: interrupted by user")
