@@ -1,0 +1,52 @@
+"""The Jupyter front end: ``%load_ext clawnb`` registers ``%%claw`` / ``%claw`` and the input
+transformer that runs ``%%claw`` cells as top-level ``await`` (see :mod:`.magic`).
+
+Loading is cheap: IPython is already imported in a kernel, and ipywidgets, httpx and the
+engine's heavier modules load only when the first ``%%claw`` cell runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def _record_error(result: Any) -> None:
+    # post_run_cell: remember each cell's error for Err[n] / Err references
+    from .runner import get_session
+
+    shell = getattr(_record_error, "shell", None)
+    if shell is None:
+        return
+    error = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+    if error is not None:
+        get_session(shell).record_error(getattr(result, "execution_count", None), error)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics, the ``%%claw`` input transformer and the error recorder."""
+    from .magic import ClawMagics, ClawTransformer
+
+    if getattr(ipython, "_clawnb_loaded", False):
+        return
+    ipython.register_magics(ClawMagics)
+    transformer = ClawTransformer(ipython)
+    ipython.input_transformers_cleanup.append(transformer)
+    _record_error.shell = ipython  # type: ignore[attr-defined]
+    ipython.events.register("post_run_cell", _record_error)
+    ipython._clawnb_transformer = transformer
+    ipython._clawnb_loaded = True
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """Remove the transformer and the error recorder (magics stay, as IPython has no
+    unregister; they keep working through the plain cell-magic path)."""
+    transformer = getattr(ipython, "_clawnb_transformer", None)
+    if transformer in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.remove(transformer)
+    try:
+        ipython.events.unregister("post_run_cell", _record_error)
+    except ValueError:
+        pass
+    ipython._clawnb_loaded = False

@@ -1,0 +1,140 @@
+"""Answering the engine's approval requests from a notebook cell.
+
+:class:`Approver` is the cell's :data:`~clawnb.events.ApprovalCallback`. How it answers depends
+on ``--approve``:
+
+* ``widget`` — Approve / Deny / Always-allow buttons on the tool's card (the cell awaits the
+  click on the kernel's own event loop; ipykernel >= 7.4 delivers it, ARCHITECTURE §4.1);
+* ``stdin`` — ``input()``, when the kernel allows stdin (a console, not nbclient);
+* ``allow`` / ``deny`` — a fixed policy;
+* ``auto`` (default) — the buttons if a frontend rendered the cell's widgets (the view's
+  ``_view_count`` went up, §4.5), else ``input()`` if stdin is allowed, else the policy in
+  ``CLAWNB_APPROVAL`` (``allow`` or ``deny``; unset means deny — nothing runs unasked).
+
+Whatever answered is written on the card, so a saved notebook says why a tool ran. An approval
+that never comes is cancelled by interrupting the kernel (the wait raises ``CancelledError``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..events import Approval, ApprovalRequest
+from .render import PENDING, WAITING, Card, WidgetView
+
+__all__ = ["APPROVE_CHOICES", "Approver", "env_policy"]
+
+APPROVE_CHOICES = ("auto", "widget", "stdin", "allow", "deny")
+DENIED_BY_USER = "denied: the user declined this tool call in the notebook"
+DENIED_BY_POLICY = "denied: no one was asked (headless run, approval policy is 'deny')"
+
+
+def env_policy() -> tuple[str, str]:
+    """``(policy, why)`` from ``CLAWNB_APPROVAL``: ``allow`` or ``deny`` (the default)."""
+    raw = os.environ.get("CLAWNB_APPROVAL", "").strip().lower()
+    if raw in ("allow", "yes", "approve", "always"):
+        return "allow", "CLAWNB_APPROVAL=allow"
+    if raw in ("", "deny", "no"):
+        return "deny", "CLAWNB_APPROVAL=deny" if raw else "no frontend and CLAWNB_APPROVAL unset"
+    return "deny", f"unknown CLAWNB_APPROVAL={raw!r}; denying"
+
+
+class Approver:
+    """The approval callback for one ``%%claw`` cell."""
+
+    def __init__(
+        self,
+        view: Any,
+        *,
+        how: str = "auto",
+        always_allowed: set[str] | None = None,
+        stdin_allowed: bool = False,
+        frontend_timeout: float | None = None,
+        input_fn: Callable[[str], str] = input,
+    ) -> None:
+        if how not in APPROVE_CHOICES:
+            raise ValueError(f"--approve must be one of {', '.join(APPROVE_CHOICES)}, got {how!r}")
+        self.view = view
+        self.how = how
+        self.always_allowed = always_allowed if always_allowed is not None else set()
+        self.stdin_allowed = stdin_allowed
+        if frontend_timeout is None:
+            frontend_timeout = float(os.environ.get("CLAWNB_FRONTEND_TIMEOUT", "3"))
+        self.frontend_timeout = frontend_timeout
+        self.input_fn = input_fn
+        self._channel: tuple[str, str] | None = None
+        self.asked: set[str] = set()  # call ids this approver has answered
+
+    async def channel(self) -> tuple[str, str]:
+        """``(how, why)``: which way this cell's approvals are answered (decided once)."""
+        if self._channel is not None:
+            return self._channel
+        how, why = self.how, f"--approve {self.how}"
+        if how == "auto":
+            if isinstance(self.view, WidgetView) and await self.view.wait_rendered(
+                self.frontend_timeout
+            ):
+                how, why = "widget", "buttons"
+            elif self.stdin_allowed:
+                how, why = "stdin", "input()"
+            else:
+                how, why = env_policy()
+        elif how == "widget" and not isinstance(self.view, WidgetView):
+            how, why = env_policy()
+            why = f"no widgets here; {why}"
+        self._channel = (how, why)
+        return self._channel
+
+    async def __call__(self, request: ApprovalRequest) -> Approval:
+        name = request.call.name
+        self.asked.add(request.call.id)
+        card = self.view.card(request.call.id)
+        if name in self.always_allowed:
+            self._mark(card, "always allowed this session")
+            return Approval.allow_session()
+        how, why = await self.channel()
+        if how == "allow":
+            self._mark(card, f"approved by policy: {why}")
+            return Approval.allow_once()
+        if how == "deny":
+            self._mark(card, f"denied by policy: {why}")
+            return Approval.deny(DENIED_BY_POLICY)
+        if how == "widget" and card is not None:
+            answer = await self.view.ask_approval(card)
+        else:
+            answer = self._ask_stdin(request, card)
+        if answer == "always":
+            self.always_allowed.add(name)
+            self._mark(card, "always allowed this session")
+            return Approval.allow_session()
+        if answer == "approve":
+            self._mark(card, "approved")
+            return Approval.allow_once()
+        self._mark(card, "denied by the user")
+        return Approval.deny(DENIED_BY_USER)
+
+    def _ask_stdin(self, request: ApprovalRequest, card: Card | None) -> str:
+        if card is not None:
+            self.view.set_status(card, WAITING)
+        summary = request.summary.strip() or request.call.name
+        reason = f" ({request.reason})" if request.reason else ""
+        question = f"Allow {summary}{reason}? [y]es / [n]o / [a]lways: "
+        try:
+            reply = self.input_fn(question).strip().lower()
+        except KeyboardInterrupt:
+            # an interrupt while blocked in input(): end the turn like any other interrupt
+            raise asyncio.CancelledError("interrupted while waiting for approval") from None
+        except (EOFError, OSError, RuntimeError):
+            return "deny"
+        if reply in ("a", "always"):
+            return "always"
+        if reply in ("y", "yes", "approve", "ok"):
+            return "approve"
+        return "deny"
+
+    def _mark(self, card: Card | None, note: str) -> None:
+        if card is not None:
+            self.view.set_status(card, PENDING if card.status == WAITING else card.status, note)

@@ -1,0 +1,205 @@
+"""``%%claw`` and ``%claw``: thin magics over :mod:`clawnb.notebook.runner`.
+
+The cell does **not** run inside the cell magic. On ipykernel >= 7.4 (and in any IPython
+with ``autoawait`` on the asyncio runner) an input transformer rewrites a ``%%claw`` cell into a
+top-level ``await`` of :func:`claw_cell`, so the agent runs on the kernel's own loop while the
+kernel keeps serving widget clicks and "Run All" waits for it (ARCHITECTURE §4.1-4.2). The
+plain cell magic remains as the fallback: with no running loop it uses ``asyncio.run``; on older
+kernels it starts a background task with a Stop button and returns at once (§4.4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .runner import CellOptions, get_session, run_claw
+
+__all__ = ["ClawMagics", "ClawTransformer", "claw_cell", "parse_options"]
+
+MODES = ("default", "accept_edits", "plan", "bypass")
+_CELL = re.compile(r"^%%claw(?:[ \t]+(.*))?$")
+
+
+@magic_arguments()
+@argument("--model", help="model id, or scripted:FILE for an offline scripted model")
+@argument("--base-url", dest="base_url", help="OpenAI-compatible endpoint (API root)")
+@argument("--mode", choices=MODES, help="permission mode (kept for later cells)")
+@argument(
+    "--approve",
+    choices=("auto", "widget", "stdin", "allow", "deny"),
+    default="auto",
+    help="how tool approvals are answered (default auto: buttons, else stdin, else "
+    "CLAWNB_APPROVAL)",
+)
+@argument("--new", action="store_true", help="start a fresh conversation")
+@argument("--cwd", help="workspace directory for the tools (kept for later cells)")
+@argument("--max-turns", dest="max_turns", type=int, help="stop after this many model turns")
+@argument("--record", metavar="FILE", help="append the model's turns to FILE (JSON Lines)")
+@argument("--replay", metavar="FILE", help="replay model turns from FILE instead of a model")
+@argument("--quiet", action="store_true", help="show only the final answer")
+@argument("--ui", choices=("auto", "widget", "text"), default="auto", help="rendering: widgets, plain text, or auto (widgets when a frontend can show them)")
+def _claw_signature(line: str = "") -> None:
+    """%%claw [options] — the cell body is the prompt for the agent.
+
+    The conversation carries on across %%claw cells in this kernel. {name} inserts a kernel
+    variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. Line magic:
+    %claw status | reset | history | cost | config | mode MODE | undo.
+    """
+
+
+def parse_options(line: str) -> CellOptions | None:
+    """The options of a ``%%claw`` line; ``None`` when ``--help`` printed the help."""
+    if {"-h", "--help"} & set(line.split()):
+        print(_claw_signature.parser.format_help())
+        return None
+    ns = parse_argstring(_claw_signature, line)
+    if ns.max_turns is not None and ns.max_turns < 1:
+        raise UsageError("--max-turns must be at least 1")
+    return CellOptions(
+        model=ns.model,
+        base_url=ns.base_url,
+        mode=ns.mode,
+        approve=ns.approve,
+        new=ns.new,
+        cwd=ns.cwd,
+        max_turns=ns.max_turns,
+        record=ns.record,
+        replay=ns.replay,
+        quiet=ns.quiet,
+        ui=ns.ui,
+    )
+
+
+async def claw_cell(shell: Any, line: str, body: str) -> None:
+    """What a transformed ``%%claw`` cell awaits."""
+    options = parse_options(line)
+    if options is None:
+        return None
+    await run_claw(shell, options, body)
+    return None
+
+
+def _kernel_supports_await(shell: Any) -> bool:
+    """True when awaiting in a cell keeps widget comms flowing: not an ipykernel, or
+    ipykernel >= 7.4 (§4.1)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return True
+    try:
+        import ipykernel
+
+        major, minor = (int(p) for p in ipykernel.__version__.split(".")[:2])
+    except (ImportError, ValueError):
+        return False
+    return (major, minor) >= (7, 4)
+
+
+class ClawTransformer:
+    """IPython cleanup transformer: ``%%claw ARGS\\nBODY`` → ``await claw_cell(...)``."""
+
+    has_side_effects = False
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+
+    def active(self) -> bool:
+        from IPython.core.interactiveshell import _asyncio_runner
+
+        return (
+            bool(getattr(self.shell, "autoawait", False))
+            and self.shell.loop_runner is _asyncio_runner
+            and _kernel_supports_await(self.shell)
+        )
+
+    def __call__(self, lines: list[str]) -> list[str]:
+        if not lines:
+            return lines
+        match = _CELL.match(lines[0].rstrip("\r\n"))
+        if match is None or not self.active():
+            return lines
+        line = (match.group(1) or "").strip()
+        body = "".join(lines[1:])
+        return [
+            "await __import__('clawnb.notebook.magic', fromlist=['claw_cell'])"
+            f".claw_cell(get_ipython(), {line!r}, {body!r})\n"
+        ]
+
+
+@magics_class
+class ClawMagics(Magics):
+    """``%%claw`` (fallback path) and the ``%claw`` line magic."""
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self._background: asyncio.Task[None] | None = None
+
+    @cell_magic("claw")
+    def claw(self, line: str, cell: str) -> None:
+        options = parse_options(line)
+        if options is None:
+            return None
+        coro = run_claw(self.shell, options, cell)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            try:
+                asyncio.run(coro)
+            except KeyboardInterrupt:
+                pass  # the runner already printed the "interrupted" line
+            return None
+        # a loop is running but we cannot await it (old ipykernel, autoawait off):
+        # run in the background with a Stop button (§4.4)
+        self._background = asyncio.ensure_future(coro)
+        self._show_stop_button(self._background)
+        return None
+
+    def _show_stop_button(self, task: asyncio.Task[None]) -> None:
+        try:
+            import ipywidgets as widgets
+            from IPython.display import display
+        except ImportError:
+            print("%%claw is running in the background; interrupting will not stop it")
+            return
+        stop = widgets.Button(description="Stop", button_style="warning")
+        stop.on_click(lambda _b: task.cancel())
+        task.add_done_callback(lambda _t: stop.close())
+        display(stop)
+
+    @line_magic("claw")
+    def claw_line(self, line: str) -> None:
+        """%claw status | reset | history | cost | config | mode MODE | undo | help"""
+        session = get_session(self.shell)
+        words = line.split()
+        command = words[0] if words else "status"
+        if command == "status":
+            print(session.status())
+        elif command == "reset":
+            print(session.reset())
+        elif command == "history":
+            print(session.history())
+        elif command == "cost":
+            print(session.cost())
+        elif command == "config":
+            print(session.config_text())
+        elif command == "mode":
+            if len(words) != 2 or words[1] not in MODES:
+                raise UsageError(f"usage: %claw mode {{{'|'.join(MODES)}}}")
+            session.mode = words[1]
+            print(f"mode: {session.mode}")
+        elif command == "undo":
+            print(session.checkpoints.undo())
+        elif command in ("help", "--help", "-h"):
+            print(self.claw_line.__doc__)
+            print(_claw_signature.__doc__)
+        else:
+            raise UsageError(
+                f"unknown %claw command {command!r}; use status, reset, history, cost, config, "
+                "mode MODE or undo"
+            )
+        return None

@@ -1,0 +1,723 @@
+"""Showing a ``%%claw`` turn: live while it runs, static once it ends.
+
+One :class:`Transcript` records what happened (answer text, reasoning, tool cards, notes,
+usage). Two views draw it:
+
+* :class:`WidgetView` — ipywidgets in a live frontend: text streams in, each tool call is a
+  card with its status, arguments, result preview and the Approve/Deny/Always-allow buttons.
+  Frontend updates are coalesced by a :class:`Throttle` (at most one per 50 ms), so a fast
+  stream cannot flood the browser. When the cell ends the widgets are closed and replaced by a
+  static Markdown rendering: saved notebooks hold no widget state.
+* :class:`TextView` — plain lines, for terminals and headless runs (nbclient, nbval ignore
+  display updates, so nothing here relies on them).
+
+Everything shown goes through :func:`clawnb.notebook.secrets.scrub` first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import html
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ..events import AgentEvent
+from .secrets import scrub
+
+__all__ = ["Card", "TextView", "Throttle", "Transcript", "WidgetView", "preview"]
+
+# Card statuses, as shown to the user (and found by the browser tests).
+PENDING = "pending"
+WAITING = "waiting for approval"
+RUNNING = "running"
+DONE = "done"
+DENIED = "denied"
+BLOCKED = "blocked"
+ERROR = "error"
+INTERRUPTED = "interrupted"
+_OUTCOME_STATUS = {
+    "ok": DONE,
+    "error": ERROR,
+    "denied": DENIED,
+    "blocked": BLOCKED,
+    "interrupted": INTERRUPTED,
+}
+_ICON = {
+    PENDING: "○",
+    WAITING: "⏸",
+    RUNNING: "◐",
+    DONE: "✓",
+    DENIED: "⊘",
+    BLOCKED: "⊘",
+    ERROR: "✗",
+    INTERRUPTED: "■",
+}
+_COLOR = {
+    PENDING: "#888",
+    WAITING: "#b8860b",
+    RUNNING: "#1e6bb8",
+    DONE: "#2e7d32",
+    DENIED: "#c62828",
+    BLOCKED: "#c62828",
+    ERROR: "#c62828",
+    INTERRUPTED: "#c62828",
+}
+
+
+def preview(text: str, *, lines: int = 12, width: int = 160) -> str:
+    """The first ``lines`` lines of ``text``, each cut to ``width`` characters."""
+    rows = text.splitlines() or [""]
+    shown = [r if len(r) <= width else r[: width - 1] + "…" for r in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"… ({len(rows) - lines} more lines)")
+    return "\n".join(shown)
+
+
+def _args_json(arguments: Any) -> str:
+    try:
+        return json.dumps(arguments, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(arguments)
+
+
+def edit_diff(name: str, arguments: Any) -> str | None:
+    """A unified diff for an edit call (``old_string``/``new_string`` style arguments), else
+    ``None``. Shown coloured on the card; the file itself is not read."""
+    if not isinstance(arguments, dict):
+        return None
+    old = next((arguments[k] for k in ("old_string", "old_str", "old") if k in arguments), None)
+    new = next((arguments[k] for k in ("new_string", "new_str", "new") if k in arguments), None)
+    if not isinstance(old, str) or not isinstance(new, str):
+        return None
+    path = str(arguments.get("path", name))
+    lines = difflib.unified_diff(
+        old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm=""
+    )
+    return "\n".join(lines)
+
+
+@dataclass
+class Card:
+    """One tool call as the user sees it."""
+
+    id: str
+    name: str
+    summary: str
+    arguments: Any = None
+    status: str = PENDING
+    result: str = ""
+    note: str = ""
+    started: float | None = None
+    ended: float | None = None
+
+    @property
+    def title(self) -> str:
+        summary = self.summary.strip()
+        if summary.startswith("[") and summary.endswith("]"):
+            summary = summary[1:-1]
+        prefix = f"{self.name}: "
+        return summary[len(prefix) :] if summary.startswith(prefix) else ""
+
+    def elapsed(self, now: float | None = None) -> float | None:
+        if self.started is None:
+            return None
+        end = self.ended if self.ended is not None else (now or time.monotonic())
+        return end - self.started
+
+    def status_line(self) -> str:
+        elapsed = self.elapsed()
+        if self.status == RUNNING and elapsed is not None:
+            return f"running {elapsed:.0f}s"
+        if self.status in (DONE, ERROR) and elapsed is not None:
+            return f"{self.status} in {elapsed:.1f}s"
+        return self.status
+
+
+@dataclass
+class Block:
+    kind: str  # "text" | "reasoning" | "card" | "note"
+    text: str = ""
+    card: Card | None = None
+    widget: Any = None
+    dirty: bool = True
+
+
+@dataclass
+class Transcript:
+    """Everything one ``%%claw`` cell showed, in order."""
+
+    blocks: list[Block] = field(default_factory=list)
+    cards: dict[str, Card] = field(default_factory=dict)
+    turns: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: str = ""
+
+    def _tail(self, kind: str) -> Block:
+        if not self.blocks or self.blocks[-1].kind != kind:
+            self.blocks.append(Block(kind))
+        return self.blocks[-1]
+
+    def apply(self, event: Any) -> Block | None:
+        """Record ``event``; return the block that changed (``None`` for footer-only changes)."""
+        match event:
+            case AgentEvent.TextDelta(text=text):
+                block = self._tail("text")
+                block.text += text
+                return block
+            case AgentEvent.ReasoningDelta(text=text):
+                block = self._tail("reasoning")
+                block.text += text
+                return block
+            case AgentEvent.ToolCall(name=name, summary=summary, id=call_id, arguments=args):
+                card = Card(call_id, name, summary, args)
+                self.cards[call_id] = card
+                block = Block("card", card=card)
+                self.blocks.append(block)
+                return block
+            case AgentEvent.ToolRunning(id=call_id):
+                card = self.cards.get(call_id)
+                if card is not None:
+                    card.status = RUNNING
+                    card.started = time.monotonic()
+                    return self.block_of(card)
+            case AgentEvent.ToolResult(id=call_id, name=name, content=content, outcome=outcome):
+                card = self.cards.get(call_id)
+                if card is None:
+                    card = Card(call_id, name, f"[{name}]")
+                    self.cards[call_id] = card
+                    self.blocks.append(Block("card", card=card))
+                card.status = _OUTCOME_STATUS.get(outcome, outcome)
+                card.result = content
+                if card.started is not None:
+                    card.ended = time.monotonic()
+                return self.block_of(card)
+            case AgentEvent.TurnEnd(turn=turn):
+                self.turns += 1
+                if turn.usage is not None:
+                    self.input_tokens += turn.usage.input_tokens
+                    self.output_tokens += turn.usage.output_tokens
+            case AgentEvent.Error(message=message):
+                return self.note(f"error: {message}")
+        return None
+
+    def note(self, text: str) -> Block:
+        block = Block("note", text)
+        self.blocks.append(block)
+        return block
+
+    def block_of(self, card: Card) -> Block | None:
+        for block in self.blocks:
+            if block.card is card:
+                return block
+        return None
+
+    @property
+    def answer(self) -> str:
+        return "".join(b.text for b in self.blocks if b.kind == "text")
+
+    def footer(self) -> str:
+        parts = [f"{self.turns} turn{'s' if self.turns != 1 else ''}"]
+        if self.input_tokens or self.output_tokens:
+            parts.append(f"{self.input_tokens:,} in / {self.output_tokens:,} out tokens")
+        if self.cost:
+            parts.append(self.cost)
+        return " · ".join(parts)
+
+    # -- static renderings -------------------------------------------------------------------
+
+    def to_markdown(self) -> str:
+        out: list[str] = []
+        for block in self.blocks:
+            if block.kind == "text" and block.text.strip():
+                out.append(block.text.strip())
+            elif block.kind == "reasoning" and block.text.strip():
+                body = html.escape(block.text.strip())
+                out.append(f"<details><summary>reasoning</summary>\n\n<pre>{body}</pre>\n</details>")
+            elif block.kind == "note":
+                out.append(f"*{block.text}*")
+            elif block.card is not None:
+                out.append(_card_markdown(block.card))
+        out.append(f"<sub>{self.footer()}</sub>")
+        return scrub("\n\n".join(out))
+
+    def to_plain(self) -> str:
+        out: list[str] = []
+        for block in self.blocks:
+            if block.kind in ("text",) and block.text.strip():
+                out.append(block.text.strip())
+            elif block.kind == "reasoning" and block.text.strip():
+                out.append("(reasoning) " + block.text.strip())
+            elif block.kind == "note":
+                out.append(block.text)
+            elif block.card is not None:
+                out.append(_card_plain(block.card))
+        out.append(f"[{self.footer()}]")
+        return scrub("\n".join(out))
+
+
+def _card_plain(card: Card) -> str:
+    head = f"[{card.name}{': ' + card.title if card.title else ''}] {card.status_line()}"
+    if card.note:
+        head += f" ({card.note})"
+    if card.result:
+        body = "\n".join("    " + row for row in preview(card.result, lines=6).splitlines())
+        return head + "\n" + body
+    return head
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def _card_markdown(card: Card) -> str:
+    icon = _ICON.get(card.status, "•")
+    title = f" `{card.title}`" if card.title and "`" not in card.title else ""
+    head = f"{icon} **{card.name}**{title} — {card.status_line()}"
+    if card.note:
+        head += f" ({card.note})"
+    parts = [head]
+    diff = edit_diff(card.name, card.arguments)
+    if diff:
+        parts.append(_fence(diff, "diff"))
+    elif card.arguments not in (None, {}):
+        parts.append(
+            "<details><summary>arguments</summary>\n\n"
+            + _fence(_args_json(card.arguments), "json")
+            + "\n</details>"
+        )
+    if card.result:
+        parts.append(_fence(preview(card.result), "text"))
+    return "\n\n".join(parts)
+
+
+class Throttle:
+    """Call ``flush`` soon after :meth:`poke`, but at most once per ``interval`` seconds.
+
+    Without a running event loop (plain scripts) every poke flushes at once.
+    """
+
+    def __init__(
+        self,
+        flush: Callable[[], None],
+        interval: float = 0.05,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._flush = flush
+        self.interval = interval
+        self._clock = clock
+        self._last = float("-inf")
+        self._handle: asyncio.TimerHandle | None = None
+
+    def poke(self, delay: float | None = None) -> None:
+        if self._handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush_now()
+            return
+        wait = max(0.0, self._last + self.interval - self._clock())
+        if delay is not None:
+            wait = max(wait, delay)
+        self._handle = loop.call_later(wait, self._run)
+
+    def _run(self) -> None:
+        self._handle = None
+        self._last = self._clock()
+        self._flush()
+
+    def flush_now(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._run()
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
+class _View:
+    """What both views share: the transcript and the event entry point."""
+
+    live = False
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.transcript = Transcript()
+        self.quiet = quiet
+
+    def __call__(self, event: Any) -> None:
+        block = self.transcript.apply(event)
+        self._changed(block, event)
+
+    def _changed(self, block: Block | None, event: Any) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def card(self, call_id: str) -> Card | None:
+        return self.transcript.cards.get(call_id)
+
+    def set_status(self, card: Card, status: str, note: str = "") -> None:
+        card.status = status
+        card.note = note
+        block = self.transcript.block_of(card)
+        self._changed(block, None)
+
+    def note(self, text: str) -> None:
+        block = self.transcript.note(text)
+        self._changed(block, None)
+
+    def start(self) -> None:
+        return None
+
+    def finish(self) -> None:
+        return None
+
+
+class TextView(_View):
+    """Plain lines on a text stream; headless runs and terminals."""
+
+    def __init__(self, out: TextIO | None = None, *, quiet: bool = False) -> None:
+        super().__init__(quiet=quiet)
+        self._out = out
+        self._in_text = False
+
+    @property
+    def out(self) -> TextIO:
+        # looked up late: in a kernel, sys.stdout routes to the running cell
+        return self._out or sys.stdout
+
+    def _write(self, text: str) -> None:
+        self.out.write(scrub(text))
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self._write("\n")
+            self._in_text = False
+
+    def _changed(self, block: Block | None, event: Any) -> None:
+        if self.quiet:
+            return
+        match event:
+            case AgentEvent.TextDelta(text=text):
+                self._write(text)
+                self._in_text = True
+            case AgentEvent.ReasoningDelta():
+                pass  # reasoning is not printed line by line; it is in the final transcript
+            case AgentEvent.ToolCall() | AgentEvent.ToolResult() if block is not None:
+                self._end_text()
+                card = block.card
+                if card is not None and isinstance(event, AgentEvent.ToolCall):
+                    self._write(f"[{card.name}{': ' + card.title if card.title else ''}]\n")
+                elif card is not None:
+                    self._write(_card_plain(card) + "\n")
+            case None if block is not None and block.kind == "note":
+                self._end_text()
+                self._write(block.text + "\n")
+            case None if block is not None and block.card is not None:
+                card = block.card
+                if card.status == WAITING:
+                    self._end_text()
+                    self._write(f"[{card.name}] waiting for approval\n")
+            case _:
+                pass
+        self.out.flush()
+
+    def finish(self) -> None:
+        self._end_text()
+        if self.quiet:
+            self._write(self.transcript.answer.strip() + "\n")
+        else:
+            self._write(f"[{self.transcript.footer()}]\n")
+        self.out.flush()
+
+
+class WidgetView(_View):
+    """Live ipywidgets rendering with approval buttons; static Markdown when finished.
+
+    ``display`` and ``clear_output`` are injectable so the view works (and is tested) without a
+    kernel. ``updates`` counts widget value changes sent to the frontend.
+    """
+
+    live = True
+
+    def __init__(
+        self,
+        *,
+        quiet: bool = False,
+        interval: float = 0.05,
+        display: Callable[..., Any] | None = None,
+        clear_output: Callable[..., Any] | None = None,
+    ) -> None:
+        super().__init__(quiet=quiet)
+        import ipywidgets as widgets
+
+        self._w = widgets
+        if display is None or clear_output is None:
+            from IPython.display import clear_output as _clear
+            from IPython.display import display as _display
+
+            display = display or _display
+            clear_output = clear_output or _clear
+        self._display = display
+        self._clear_output = clear_output
+        self.updates = 0
+        self.throttle = Throttle(self._flush, interval)
+        self.footer = widgets.HTML(value="")
+        self.body = widgets.VBox([])
+        self.root = widgets.VBox([self.body, self.footer])
+        self.root.add_class("clawnb-cell")
+        # ARCHITECTURE §4.5: the frontend bumps _view_count when it renders a view.
+        self.root._view_count = 0
+        self._buttons: dict[str, Any] = {}
+        self._tick: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    # -- frontend detection --------------------------------------------------------------------
+
+    @property
+    def rendered(self) -> bool:
+        return bool(self.root._view_count)
+
+    async def wait_rendered(self, timeout: float) -> bool:
+        """True once a frontend has rendered the view; False if none did within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while not self.rendered:
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._display(self.root)
+
+    def finish(self) -> None:
+        """Flush, then replace the live widgets by a static rendering."""
+        self.throttle.cancel()
+        if self._tick is not None:
+            self._tick.cancel()
+        if self._closed:
+            return
+        self._closed = True
+        self._clear_output()
+        text = self.transcript.answer.strip() if self.quiet else None
+        markdown = scrub(text) if text is not None else self.transcript.to_markdown()
+        plain = scrub(text) if text is not None else self.transcript.to_plain()
+        self._display({"text/markdown": markdown, "text/plain": plain}, raw=True)
+        for widget in [*self._all_widgets()]:
+            widget.close()
+
+    def _all_widgets(self) -> list[Any]:
+        found: list[Any] = []
+
+        def walk(w: Any) -> None:
+            found.append(w)
+            for child in getattr(w, "children", ()) or ():
+                walk(child)
+
+        walk(self.root)
+        for buttons in self._buttons.values():
+            walk(buttons)
+        return found
+
+    # -- updates -------------------------------------------------------------------------------
+
+    def _changed(self, block: Block | None, event: Any) -> None:
+        if block is not None:
+            block.dirty = True
+            if block.widget is None:
+                block.widget = self._make_widget(block)
+                self.body.children = (*self.body.children, block.widget)
+                self.updates += 1
+        self.throttle.poke()
+
+    def _make_widget(self, block: Block) -> Any:
+        w = self._w
+        if block.kind == "card":
+            box = w.VBox([w.HTML(value="")])
+            box.add_class("clawnb-card")
+            return box
+        widget = w.HTML(value="")
+        widget.add_class(f"clawnb-{block.kind}")
+        return widget
+
+    def _flush(self) -> None:
+        running = False
+        for block in self.transcript.blocks:
+            if block.card is not None and block.card.status == RUNNING:
+                running = True
+                block.dirty = True  # elapsed time ticks
+            if not block.dirty or block.widget is None:
+                continue
+            block.dirty = False
+            value = self._html(block)
+            target = block.widget.children[0] if block.kind == "card" else block.widget
+            if target.value != value:
+                target.value = value
+                self.updates += 1
+        footer = f"<div style='color:#888;font-size:small'>{html.escape(self.transcript.footer())}</div>"
+        if self.footer.value != footer:
+            self.footer.value = footer
+            self.updates += 1
+        if running and self._tick is None and not self._closed:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._tick = loop.call_later(1.0, self._on_tick)
+
+    def _on_tick(self) -> None:
+        self._tick = None
+        self.throttle.poke()
+
+    def _html(self, block: Block) -> str:
+        if block.kind == "text":
+            return _pre(block.text)
+        if block.kind == "reasoning":
+            return (
+                "<details><summary style='color:#888'>reasoning</summary>"
+                f"{_pre(block.text, '#888')}</details>"
+            )
+        if block.kind == "note":
+            return f"<i>{html.escape(scrub(block.text))}</i>"
+        assert block.card is not None
+        return _card_html(block.card)
+
+    # -- approvals -----------------------------------------------------------------------------
+
+    async def ask_approval(self, card: Card) -> str:
+        """Show Approve / Deny / Always allow on ``card``; return ``approve``, ``deny`` or
+        ``always``. Handlers are attached before the buttons are displayed (§4.5)."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+        w = self._w
+        buttons = []
+        for label, value, style in (
+            ("Approve", "approve", "success"),
+            ("Deny", "deny", "danger"),
+            ("Always allow", "always", ""),
+        ):
+            button = w.Button(description=label, button_style=style, tooltip=f"{label} this call")
+            button.add_class(f"clawnb-{value}")
+
+            def on_click(_b: Any, value: str = value) -> None:
+                if not answer.done():
+                    answer.set_result(value)
+
+            button.on_click(on_click)
+            buttons.append(button)
+        bar = w.HBox(buttons)
+        bar.add_class("clawnb-approval")
+        self._buttons[card.id] = bar
+        self.set_status(card, WAITING)
+        block = self.transcript.block_of(card)
+        if block is not None and block.widget is not None:
+            block.widget.children = (block.widget.children[0], bar)
+        self.throttle.flush_now()
+        try:
+            return await answer
+        finally:
+            for button in buttons:
+                button.disabled = True
+            if block is not None and block.widget is not None and not self._closed:
+                block.widget.children = (block.widget.children[0],)
+            self._buttons.pop(card.id, None)
+            bar.close()
+            for button in buttons:
+                button.close()
+
+    async def choose(self, question: str, options: list[str], *, label: str = "") -> str:
+        """A question with option buttons, or a text box when there are no options."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+        w = self._w
+        prompt = w.HTML(value=f"<b>{html.escape(scrub(question))}</b>")
+        controls: list[Any] = []
+        if options:
+            for option in options:
+                button = w.Button(description=option)
+
+                def on_click(_b: Any, option: str = option) -> None:
+                    if not answer.done():
+                        answer.set_result(option)
+
+                button.on_click(on_click)
+                controls.append(button)
+        else:
+            text = w.Text(placeholder=label or "your answer")
+            submit = w.Button(description="Send", button_style="primary")
+
+            def on_submit(_b: Any) -> None:
+                if not answer.done():
+                    answer.set_result(text.value)
+
+            submit.on_click(on_submit)
+            text.on_submit(on_submit)
+            controls = [text, submit]
+        box = w.VBox([prompt, w.HBox(controls)])
+        box.add_class("clawnb-question")
+        self.body.children = (*self.body.children, box)
+        try:
+            return await answer
+        finally:
+            if not self._closed:
+                self.body.children = tuple(c for c in self.body.children if c is not box)
+            for c in (*controls, box, prompt):
+                c.close()
+
+
+def _pre(text: str, color: str = "") -> str:
+    style = "white-space:pre-wrap;margin:0;font-family:inherit" + (f";color:{color}" if color else "")
+    return f"<div style='{style}'>{html.escape(scrub(text))}</div>"
+
+
+def _card_html(card: Card) -> str:
+    color = _COLOR.get(card.status, "#888")
+    icon = _ICON.get(card.status, "•")
+    title = html.escape(scrub(card.title))
+    status = html.escape(card.status_line() + (f" ({card.note})" if card.note else ""))
+    parts = [
+        "<div style='border:1px solid #ddd;border-radius:6px;padding:4px 8px;margin:2px 0'>",
+        f"<div><b>{html.escape(card.name)}</b> <code>{title}</code> "
+        f"<span class='clawnb-status' style='color:{color}'>{icon} {status}</span></div>",
+    ]
+    diff = edit_diff(card.name, card.arguments)
+    if diff:
+        parts.append(_diff_html(diff))
+    elif card.arguments not in (None, {}):
+        parts.append(
+            "<details><summary style='color:#888'>arguments</summary>"
+            f"<pre>{html.escape(scrub(_args_json(card.arguments)))}</pre></details>"
+        )
+    if card.result:
+        parts.append(
+            f"<pre style='max-height:16em;overflow:auto;margin:2px 0'>"
+            f"{html.escape(scrub(preview(card.result)))}</pre>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _diff_html(diff: str) -> str:
+    rows = []
+    for line in scrub(diff).splitlines():
+        color = ""
+        if line.startswith("+") and not line.startswith("+++"):
+            color = "background:#e6ffed;color:#22863a"
+        elif line.startswith("-") and not line.startswith("---"):
+            color = "background:#ffeef0;color:#b31d28"
+        elif line.startswith("@@"):
+            color = "color:#6f42c1"
+        rows.append(f"<div style='{color}'>{html.escape(line) or '&nbsp;'}</div>")
+    return "<div style='font-family:monospace;font-size:small'>" + "".join(rows) + "</div>"

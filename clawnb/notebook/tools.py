@@ -1,0 +1,135 @@
+"""Tools that look into the live kernel: inspect a variable, run Python in the user namespace.
+
+``inspect_variable`` is read-only (type, shape, length, a truncated repr; no code is evaluated,
+only names and attributes are looked up). ``run_python`` executes code in the notebook's own
+namespace — it can change anything the user can, so it is *not* read-only: every call goes
+through approval, in every permission mode (see :class:`clawnb.notebook.runner.NotebookGate`).
+Its stdout, stderr and the value of a final expression come back, truncated.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import traceback
+from typing import Any
+
+from ..tools.base import BaseTool, ToolError, require_str
+from ..types import ToolDefinition
+
+__all__ = ["InspectVariableTool", "RunPythonTool", "describe_value"]
+
+_MAX_OUTPUT = 10_000
+
+
+def _truncate(text: str, limit: int = _MAX_OUTPUT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… [truncated, {len(text) - limit} more characters]"
+
+
+def describe_value(value: Any, *, limit: int = 2000) -> str:
+    """Type, shape/dtype/length where the object has them, and a truncated repr."""
+    kind = type(value)
+    lines = [f"type: {kind.__module__}.{kind.__qualname__}".replace("builtins.", "")]
+    for attr in ("shape", "dtype"):
+        try:
+            extra = getattr(value, attr, None)
+        except Exception:
+            extra = None
+        if extra is not None and not callable(extra):
+            lines.append(f"{attr}: {extra}")
+    try:
+        lines.append(f"len: {len(value)}")
+    except Exception:
+        pass
+    columns = getattr(value, "columns", None)
+    if columns is not None and not callable(columns):
+        with contextlib.suppress(Exception):
+            lines.append(f"columns: {list(columns)[:50]}")
+    try:
+        text = repr(value)
+    except Exception as exc:
+        text = f"<repr failed: {exc}>"
+    lines.append("repr:\n" + _truncate(text, limit))
+    return "\n".join(lines)
+
+
+class InspectVariableTool(BaseTool):
+    read_only = True
+    concurrency_safe = True
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+        self.definition = ToolDefinition(
+            "inspect_variable",
+            "Describe a variable of the user's live Python kernel: type, shape, length and a "
+            "truncated repr. Use a plain name or a dotted attribute path (df.columns).",
+        ).param("name", "string", "Variable name, e.g. df or model.config", True)
+
+    async def call(self, args: Any) -> str:
+        name = require_str(args, "name").strip()
+        head, *rest = name.split(".")
+        if not head.isidentifier() or not all(p.isidentifier() for p in rest):
+            raise ToolError(f"'{name}' is not a variable name (no expressions, only a.b.c)")
+        if head not in self.namespace or head.startswith("_"):
+            visible = sorted(k for k in self.namespace if not k.startswith("_"))[:40]
+            raise ToolError(f"no variable '{head}' in the kernel; defined: {', '.join(visible)}")
+        value = self.namespace[head]
+        for attr in rest:
+            try:
+                value = getattr(value, attr)
+            except Exception as exc:
+                raise ToolError(f"cannot get '{attr}' of {name}: {exc}") from exc
+        return f"{name}\n" + describe_value(value)
+
+
+class RunPythonTool(BaseTool):
+    """Run code in the kernel namespace. ``always_ask``: the notebook gate asks even in
+    bypass mode."""
+
+    read_only = False
+    concurrency_safe = False
+    always_ask = True
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+        self.definition = ToolDefinition(
+            "run_python",
+            "Run Python code in the user's live notebook kernel (its variables are available; "
+            "changes persist). Returns stdout, stderr and the value of a final expression.",
+        ).param("code", "string", "Python source to execute", True)
+
+    async def call(self, args: Any) -> str:
+        code = require_str(args, "code")
+        try:
+            tree = ast.parse(code, "<run_python>", "exec")
+        except SyntaxError as exc:
+            raise ToolError(f"syntax error: {exc.msg} (line {exc.lineno})") from exc
+        last_expr = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last_expr = ast.Expression(tree.body.pop().value)
+        out, err = io.StringIO(), io.StringIO()
+        value: Any = None
+        failed = ""
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                exec(compile(tree, "<run_python>", "exec"), self.namespace)
+                if last_expr is not None:
+                    value = eval(compile(last_expr, "<run_python>", "eval"), self.namespace)
+            except Exception:
+                failed = traceback.format_exc(limit=-3)
+        parts = []
+        if out.getvalue():
+            parts.append(out.getvalue().rstrip("\n"))
+        if err.getvalue():
+            parts.append("stderr: " + err.getvalue().rstrip("\n"))
+        if value is not None:
+            parts.append(_truncate(repr(value), 4000))
+        if failed:
+            parts.append(failed.rstrip("\n"))
+        text = _truncate("\n".join(parts)) or "(no output)"
+        if failed:
+            raise ToolError(text)
+        return text
