@@ -51,6 +51,7 @@ EDIT_TOOLS: frozenset[str] = frozenset({"write", "edit", "multi_edit", "notebook
 
 # Argument keys that name what a call acts on, in priority order.
 _SUBJECT_KEYS = ("command", "path", "file_path", "notebook_path", "url", "pattern")
+_PATH_KEYS = frozenset({"path", "file_path", "notebook_path"})
 
 
 class Permission(StrEnum):
@@ -126,14 +127,18 @@ def _glob_match(pattern: str, text: str) -> bool:
 def call_subject(tool: str, args: Any) -> str | None:
     """What a call acts on: ``command`` for bash, else the first string among ``path``,
     ``file_path``, ``notebook_path``, ``url``, ``pattern``. ``None`` if there is none."""
+    return _subject(tool, args)[1]
+
+
+def _subject(tool: str, args: Any) -> tuple[str | None, str | None]:
     if not isinstance(args, dict):
-        return None
+        return None, None
     keys = ("command",) if tool == "bash" else _SUBJECT_KEYS[1:]
     for key in keys:
         value = args.get(key)
         if isinstance(value, str):
-            return value
-    return None
+            return key, value
+    return None, None
 
 
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n", "(", ")")
@@ -219,12 +224,18 @@ class PermissionRule:
             return False
         if self.arg_pattern is None:
             return True
-        subject = call_subject(tool, args)
+        key, subject = _subject(tool, args)
         if subject is None:
             return False
-        if tool == "bash":
+        if key == "command":
             return self._matches_command(subject)
-        return any(_glob_match(self.arg_pattern, s) for s in _path_forms(subject, workspace))
+        if key not in _PATH_KEYS:
+            return _glob_match(self.arg_pattern, subject)
+        forms = _path_forms(subject, workspace)
+        if self.permission is Permission.Deny:  # any spelling of the path is enough to deny
+            return any(_glob_match(self.arg_pattern, f) for f in [subject, *forms])
+        # Allow/Ask must hold for where the path really goes, not just how it is spelled.
+        return all(_glob_match(self.arg_pattern, f) for f in forms)
 
     def _matches_command(self, command: str) -> bool:
         assert self.arg_pattern is not None
@@ -253,20 +264,27 @@ class PermissionRule:
 
 
 def _path_forms(path: str, workspace: str | None) -> list[str]:
-    """The spellings a path rule is tried against: as given, normalised, and relative to the
-    workspace when it lies inside it (so ``src/**`` covers ``/ws/src/a.py`` and ``./src/a.py``)."""
-    forms = [path]
-    norm = os.path.normpath(path) if path else path
-    if norm not in forms:
-        forms.append(norm)
-    if workspace:
-        ws = os.path.normpath(os.path.abspath(workspace))
-        full = os.path.normpath(os.path.join(ws, path))
-        if full.startswith(ws.rstrip("/") + "/"):
-            rel = os.path.relpath(full, ws)
-            if rel not in forms:
-                forms.append(rel)
+    """Canonical spellings of a path for rules: lexically normalised, and — with a workspace —
+    relative to it when inside, plus where symlinks really lead (so ``src/**`` covers
+    ``/ws/src/a.py`` and ``./src/a.py`` but not ``src/../secret.txt``)."""
+    if not workspace:
+        return [os.path.normpath(path)] if path else [path]
+    ws = os.path.normpath(os.path.abspath(workspace))
+    real_ws = os.path.realpath(ws)
+    full = os.path.normpath(os.path.join(ws, path))
+    forms = [_relative_if_inside(full, ws)]
+    real = _relative_if_inside(os.path.realpath(full), real_ws)
+    if real not in forms:
+        forms.append(real)
     return forms
+
+
+def _relative_if_inside(path: str, directory: str) -> str:
+    if path == directory:
+        return "."
+    if path.startswith(directory.rstrip("/") + "/"):
+        return os.path.relpath(path, directory)
+    return path
 
 
 @dataclass(frozen=True)

@@ -67,19 +67,28 @@ _BOOK_FILTERS: tuple[str, ...] = (
     ":(){:|:&};:",
 )
 
+_RM_RECURSIVE_FORCE = (
+    "rm -rf",
+    "rm -fr",
+    "rm -Rf",
+    "rm -fR",
+    "rm -r -f",
+    "rm -f -r",
+    "rm --recursive --force",
+    "rm --force --recursive",
+)
+
 # A longer list for people who want more than the book's: still best-effort.
 RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = (
     *_BOOK_FILTERS,
-    "rm -rf ~*",
-    "rm -rf .",
-    "rm -rf *",
-    "rm -fr *",
-    "rm -r -f *",
-    "rm -f -r *",
-    "rm -Rf *",
-    "rm -fR *",
-    "rm --recursive *",
-    "rm --no-preserve-root*",
+    *(
+        f"{rm} {target}"
+        for rm in _RM_RECURSIVE_FORCE
+        for target in ("/", "/*", "~", "~/*", "~*", ".", "./", "..", "../*", "[*]", "$HOME*")
+    ),
+    "rm *--no-preserve-root*",
+    "find / *-delete*",
+    "find / *-exec rm*",
     "sudo",
     "su",
     "su *",
@@ -108,8 +117,13 @@ RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = (
     "*| sh",
     "*|bash",
     "*|sh",
-    "bash -c *curl*",
-    "sh -c *curl*",
+    "*sh -c *curl*",
+    "*sh -c *wget*",
+    "*sh <(curl*",
+    "*sh <(wget*",
+    "python* -c *exec(*",
+    "python* -c *rmtree*",
+    "perl -e *system*",
     "shutdown*",
     "reboot*",
     "halt*",
