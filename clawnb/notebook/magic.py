@@ -53,6 +53,9 @@ def _claw_signature(line: str = "") -> None:
     """
 
 
+_claw_signature.parser.prog = "%%claw"  # type: ignore[attr-defined]
+
+
 def parse_options(line: str) -> CellOptions | None:
     """The options of a ``%%claw`` line; ``None`` when ``--help`` printed the help."""
     if {"-h", "--help"} & set(line.split()):

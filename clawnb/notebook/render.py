@@ -407,6 +407,11 @@ class TextView(_View):
     def _changed(self, block: Block | None, event: Any) -> None:
         if self.quiet:
             return
+        if block is not None and block.kind == "note":
+            self._end_text()
+            self._write(block.text + "\n")
+            self.out.flush()
+            return
         match event:
             case AgentEvent.TextDelta(text=text):
                 self._write(text)
@@ -420,9 +425,6 @@ class TextView(_View):
                     self._write(f"[{card.name}{': ' + card.title if card.title else ''}]\n")
                 elif card is not None:
                     self._write(_card_plain(card) + "\n")
-            case None if block is not None and block.kind == "note":
-                self._end_text()
-                self._write(block.text + "\n")
             case None if block is not None and block.card is not None:
                 card = block.card
                 if card.status == WAITING:

@@ -1,0 +1,38 @@
+"""Shared fixtures for the notebook layer: an IPython shell with the extension loaded, a fresh
+session and workspace per test, and scripted-model files."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FAKE_KEY = "sk-or-v1-" + "f4k3" * 12  # shaped like an OpenRouter key; never a real one
+
+
+def write_script(path: Path, turns: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The global IPython test shell, extension loaded, cwd = a fresh workspace."""
+    from IPython.testing.globalipapp import get_ipython
+
+    ip = get_ipython()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CLAWNB_APPROVAL", raising=False)
+    for name in ("CLAWNB_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY", "CLAWNB_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    ip.run_line_magic("load_ext", "clawnb")
+    if hasattr(ip, "_clawnb_session"):
+        del ip._clawnb_session
+    yield ip
+    if hasattr(ip, "_clawnb_session"):
+        del ip._clawnb_session
+    os.chdir(tmp_path)
