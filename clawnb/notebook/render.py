@@ -665,7 +665,6 @@ class WidgetView(_View):
                     answer.set_result(text.value)
 
             submit.on_click(on_submit)
-            text.on_submit(on_submit)
             controls = [text, submit]
         box = w.VBox([prompt, w.HBox(controls)])
         box.add_class("clawnb-question")

@@ -1,0 +1,228 @@
+"""The widget view without a kernel: coalesced updates, clicks simulated as comm messages
+(ARCHITECTURE §4.8), static rendering at the end, no keys anywhere."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from clawnb.events import AgentEvent, ApprovalDecision, ApprovalRequest
+from clawnb.notebook.approval import Approver
+from clawnb.notebook.render import Throttle, WidgetView
+from clawnb.types import AssistantTurn, TokenUsage, ToolCall
+
+from .conftest import FAKE_KEY
+
+
+def click(button: Any) -> None:
+    button._handle_msg(
+        {"content": {"data": {"method": "custom", "content": {"event": "click"}}}, "buffers": []}
+    )
+
+
+class Sink:
+    """Stands in for IPython's display/clear_output."""
+
+    def __init__(self) -> None:
+        self.shown: list[Any] = []
+        self.cleared = 0
+
+    def display(self, obj: Any, raw: bool = False) -> None:
+        self.shown.append(obj)
+
+    def clear_output(self, wait: bool = False) -> None:
+        self.cleared += 1
+        self.shown.clear()
+
+
+def make_view(**kw: Any) -> tuple[WidgetView, Sink]:
+    sink = Sink()
+    view = WidgetView(display=sink.display, clear_output=sink.clear_output, **kw)
+    view.start()
+    return view, sink
+
+
+def announce(view: WidgetView, call_id: str = "c1", name: str = "bash") -> ToolCall:
+    call = ToolCall(call_id, name, {"command": "ls"})
+    view(AgentEvent.ToolCall(name, f"    [{name}: ls]", call_id, call.arguments))
+    return call
+
+
+def buttons(view: WidgetView, call_id: str) -> dict[str, Any]:
+    bar = view._buttons[call_id]
+    return {b.description: b for b in bar.children}
+
+
+async def ask(view: WidgetView, call: ToolCall, approver: Approver) -> asyncio.Task:
+    task = asyncio.ensure_future(approver(ApprovalRequest(call, "bash: ls")))
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+        if call.id in view._buttons:
+            break
+    return task
+
+
+@pytest.fixture
+def rendered_view():
+    view, sink = make_view()
+    view.root._view_count = 1  # what a frontend does when it renders the view
+    return view, sink
+
+
+async def test_approve_click_allows_once(rendered_view) -> None:
+    view, _ = rendered_view
+    approver = Approver(view, how="auto", frontend_timeout=0.5)
+    call = announce(view)
+    task = await ask(view, call, approver)
+    found = buttons(view, "c1")
+    assert list(found) == ["Approve", "Deny", "Always allow"]
+    assert "waiting for approval" in view.transcript.cards["c1"].status
+    html = view.transcript.blocks[-1].widget.children[0].value
+    assert "waiting for approval" in html
+    click(found["Approve"])
+    answer = await asyncio.wait_for(task, 1)
+    assert answer.decision is ApprovalDecision.ALLOW_ONCE
+    assert "c1" not in view._buttons  # the bar is gone once answered
+
+
+async def test_deny_click_denies_with_a_clear_reason(rendered_view) -> None:
+    view, _ = rendered_view
+    approver = Approver(view, how="widget")
+    call = announce(view)
+    task = await ask(view, call, approver)
+    click(buttons(view, "c1")["Deny"])
+    answer = await asyncio.wait_for(task, 1)
+    assert not answer.allowed and "declined" in answer.reason
+
+
+async def test_always_allow_remembers_the_tool(rendered_view) -> None:
+    view, _ = rendered_view
+    allowed: set[str] = set()
+    approver = Approver(view, how="widget", always_allowed=allowed)
+    call = announce(view)
+    task = await ask(view, call, approver)
+    click(buttons(view, "c1")["Always allow"])
+    assert (await asyncio.wait_for(task, 1)).decision is ApprovalDecision.ALLOW_SESSION
+    assert allowed == {"bash"}
+    second = announce(view, "c2")
+    answer = await asyncio.wait_for(approver(ApprovalRequest(second, "bash: ls")), 1)
+    assert answer.decision is ApprovalDecision.ALLOW_SESSION  # nobody was asked
+    assert "c2" not in view._buttons
+
+
+async def test_no_frontend_falls_back_to_the_policy(monkeypatch) -> None:
+    view, _ = make_view()  # _view_count stays 0: nothing rendered it
+    monkeypatch.setenv("CLAWNB_APPROVAL", "allow")
+    approver = Approver(view, how="auto", frontend_timeout=0.1)
+    answer = await approver(ApprovalRequest(announce(view), "bash: ls"))
+    assert answer.allowed
+    assert "CLAWNB_APPROVAL=allow" in view.transcript.cards["c1"].note
+    monkeypatch.setenv("CLAWNB_APPROVAL", "deny")
+    approver = Approver(view, how="auto", frontend_timeout=0.1)
+    assert not (await approver(ApprovalRequest(announce(view, "c2"), "bash: ls"))).allowed
+
+
+async def test_stdin_is_used_when_allowed_and_nothing_rendered() -> None:
+    view, _ = make_view()
+    replies = iter(["y", "n", "always"])
+    approver = Approver(
+        view, how="auto", stdin_allowed=True, frontend_timeout=0.05, input_fn=lambda q: next(replies)
+    )
+    assert (await approver(ApprovalRequest(announce(view, "a"), "x"))).allowed
+    assert not (await approver(ApprovalRequest(announce(view, "b"), "x"))).allowed
+    third = await approver(ApprovalRequest(announce(view, "c"), "x"))
+    assert third.decision is ApprovalDecision.ALLOW_SESSION
+
+
+async def test_cancelling_a_pending_approval_cleans_up(rendered_view) -> None:
+    view, _ = rendered_view
+    approver = Approver(view, how="widget")
+    call = announce(view)
+    task = await ask(view, call, approver)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert "c1" not in view._buttons
+
+
+async def test_updates_are_coalesced_and_text_is_identical() -> None:
+    view, sink = make_view(interval=0.05)
+    view.root._view_count = 1
+    pieces = [chr(97 + i % 26) for i in range(3000)]
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    for i, piece in enumerate(pieces):
+        view(AgentEvent.TextDelta(piece))
+        if i % 30 == 0:
+            await asyncio.sleep(0.005)
+    elapsed = loop.time() - start
+    view(AgentEvent.TurnEnd(AssistantTurn("x", usage=TokenUsage(5, 7))))
+    view.finish()
+    # at most one flush per 50 ms (+ slack for the first flush, the footer, the new block)
+    assert view.updates <= elapsed / 0.05 * 2 + 6, (view.updates, elapsed)
+    assert view.transcript.answer == "".join(pieces)
+    static = sink.shown[-1]
+    assert "".join(pieces) in static["text/markdown"]
+    assert "5 in / 7 out tokens" in static["text/plain"]
+
+
+async def test_finish_replaces_widgets_with_static_markdown(rendered_view) -> None:
+    view, sink = rendered_view
+    view(AgentEvent.ReasoningDelta("thinking…"))
+    view(AgentEvent.TextDelta("Here is **bold**."))
+    call = ToolCall("e1", "edit", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"})
+    view(AgentEvent.ToolCall("edit", "    [edit: a.py]", "e1", call.arguments))
+    view(AgentEvent.ToolRunning("e1", "edit"))
+    view(AgentEvent.ToolResult("e1", "edit", "edited a.py", "ok"))
+    view.throttle.flush_now()
+    card_html = view.transcript.blocks[-1].widget.children[0].value
+    assert "background:#e6ffed" in card_html  # coloured diff line
+    widgets = view._all_widgets()
+    view.finish()
+    assert sink.cleared == 1
+    static = sink.shown[-1]
+    md = static["text/markdown"]
+    assert "Here is **bold**." in md and "<details><summary>reasoning" in md
+    assert "```diff" in md and "+x = 2" in md and "-x = 1" in md
+    assert all(w.comm is None for w in widgets)  # closed: nothing left to save as state
+
+
+async def test_keys_never_reach_widgets_or_the_static_rendering(rendered_view, monkeypatch) -> None:
+    monkeypatch.setenv("CLAWNB_API_KEY", FAKE_KEY)
+    view, sink = rendered_view
+    view(AgentEvent.TextDelta(f"the key is {FAKE_KEY} and Bearer {FAKE_KEY}"))
+    view(AgentEvent.ToolCall("bash", "    [bash: env]", "c1", {"command": f"echo {FAKE_KEY}"}))
+    view(AgentEvent.ToolResult("c1", "bash", f"CLAWNB_API_KEY={FAKE_KEY}", "ok"))
+    view(AgentEvent.Error(f"401 for key {FAKE_KEY}"))
+    view.throttle.flush_now()
+    values = [getattr(w, "value", "") for w in view._all_widgets()]
+    assert values and not any(FAKE_KEY in str(v) for v in values)
+    view.finish()
+    assert FAKE_KEY not in str(sink.shown)
+    assert FAKE_KEY[:12] not in str(sink.shown)
+
+
+def test_throttle_without_a_loop_flushes_at_once() -> None:
+    calls: list[int] = []
+    throttle = Throttle(lambda: calls.append(1))
+    throttle.poke()
+    throttle.poke()
+    assert calls == [1, 1]
+
+
+async def test_ask_widget_handler_buttons_and_text(rendered_view) -> None:
+    view, _ = rendered_view
+    task = asyncio.ensure_future(view.choose("Pick one", ["red", "blue"]))
+    await asyncio.sleep(0.01)
+    box = view.body.children[-1]
+    options = box.children[1].children
+    click(options[1])
+    assert await asyncio.wait_for(task, 1) == "blue"
+    task = asyncio.ensure_future(view.choose("Name?", []))
+    await asyncio.sleep(0.01)
+    text, send = view.body.children[-1].children[1].children
+    text.value = "Ada"
+    click(send)
+    assert await asyncio.wait_for(task, 1) == "Ada"
