@@ -3,7 +3,9 @@
 from .base import BaseTool, FileState, ToolError
 from .bash import BashTool
 from .edit import EditTool
+from .glob import GlobTool
+from .grep import GrepTool
 from .read import ReadTool
 from .write import WriteTool
 
-__all__ = ["BaseTool", "BashTool", "EditTool", "FileState", "ReadTool", "ToolError", "WriteTool"]
+__all__ = ["BaseTool", "BashTool", "EditTool", "FileState", "GlobTool", "GrepTool", "ReadTool", "ToolError", "WriteTool"]
