@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import inspect
 import json
 import logging
 import os
 import random
+import ssl
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -364,6 +366,11 @@ def _error_details(raw: bytes) -> tuple[str, str | int | None]:
     return _preview(message, 1000), code
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
 # ---------------------------------------------------------------------------------------------
 # The provider
 # ---------------------------------------------------------------------------------------------
@@ -503,8 +510,11 @@ class OpenAICompatProvider:
         if self._client is not None:
             yield self._client
             return
-        # A client per call: safe across event loops (notebook cells, course checks).
-        async with httpx.AsyncClient(transport=self._transport, timeout=self.timeout) as client:
+        # A client per call: safe across event loops (notebook cells, course checks). The TLS
+        # context, the expensive part, is built once per process.
+        async with httpx.AsyncClient(
+            transport=self._transport, timeout=self.timeout, verify=_ssl_context()
+        ) as client:
             yield client
 
     def _http_error(self, response: httpx.Response, raw: bytes) -> ProviderHTTPError:

@@ -116,9 +116,7 @@ def request_summary(
     provider: Any, messages: list[Message], tools: list[ToolDefinition], *, stream: bool
 ) -> dict[str, Any]:
     """What a recording keeps about a request: never a key, a header or an URL's credentials."""
-    last_user = next(
-        (m.content for m in reversed(messages) if isinstance(m, Message.User)), None
-    )
+    last_user = next((m.content for m in reversed(messages) if isinstance(m, Message.User)), None)
     summary: dict[str, Any] = {
         "provider": type(provider).__name__,
         "stream": stream,

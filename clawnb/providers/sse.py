@@ -305,7 +305,7 @@ def usage_from(data: Any) -> TokenUsage | None:
     completion = data.get("completion_tokens", data.get("output_tokens"))
     try:
         return TokenUsage(int(prompt or 0), int(completion or 0))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -372,6 +372,9 @@ class TurnAssembler:
             raise StreamError(message, code=code)
         events: list[Any] = []
         usage = chunk.get("usage")
+        if usage is None:
+            extra = chunk.get("x_groq")  # Groq reports usage here on its last chunk
+            usage = extra.get("usage") if type(extra) is dict else None
         if usage is not None:
             self._usage = usage_from(usage) or self._usage
         choices = chunk.get("choices")

@@ -1,0 +1,233 @@
+"""The tolerant decoder/assembler and the book's parser, piece by piece."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clawnb.errors import StreamError
+from clawnb.events import StreamEvent
+from clawnb.providers.sse import (
+    SSEDecoder,
+    StreamAccumulator,
+    TurnAssembler,
+    parse_arguments,
+    parse_sse_line,
+)
+from clawnb.types import StopReason, TokenUsage
+
+# --- SSEDecoder -------------------------------------------------------------------------------
+
+
+def decode(*chunks: bytes) -> list[bytes]:
+    decoder = SSEDecoder()
+    out = []
+    for c in chunks:
+        out += decoder.feed(c)
+    return out + decoder.flush()
+
+
+def test_decoder_data_with_and_without_space():
+    assert decode(b"data: a\ndata:b\ndata:  c\n") == [b"a", b"b", b" c"]
+
+
+def test_decoder_ignores_comments_and_other_fields():
+    assert decode(b": keep-alive\nevent: message\nid: 7\nretry: 100\ndata: x\n\n") == [b"x"]
+
+
+def test_decoder_crlf_split_across_chunks():
+    assert decode(b"data: a\r", b"\ndata: b\r\n\r\n") == [b"a", b"b"]
+
+
+def test_decoder_lone_cr_line_ends():
+    assert decode(b"data: a\rdata: b\r") == [b"a", b"b"]
+
+
+def test_decoder_line_split_in_the_middle_of_a_multibyte_character():
+    raw = 'data: {"c":"héllo"}\n'.encode()
+    cut = raw.index("é".encode()) + 1
+    assert decode(raw[:cut], raw[cut:]) == ['{"c":"héllo"}'.encode()]
+
+
+def test_decoder_flush_handles_last_line_without_newline():
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: [DONE]") == []
+    assert decoder.flush() == [b"[DONE]"]
+
+
+def test_decoder_strips_bom():
+    assert decode(b"\xef\xbb\xbfdata: a\n") == [b"a"]
+
+
+def test_decoder_hands_out_a_line_as_soon_as_it_ends():
+    decoder = SSEDecoder()
+    assert decoder.feed(b"data: first\n") == [b"first"]  # no waiting for the blank line
+    assert decoder.feed(b"\ndata: sec") == []
+    assert decoder.feed(b"ond\n") == [b"second"]
+
+
+# --- TurnAssembler ----------------------------------------------------------------------------
+
+
+def assemble(*payloads):
+    assembler = TurnAssembler()
+    events = []
+    for p in payloads:
+        events += assembler.feed(p if isinstance(p, (str, bytes)) else json.dumps(p))
+    events += assembler.close()
+    return assembler.finish(), events
+
+
+def chunk(**delta):
+    return {"choices": [{"index": 0, "delta": delta}]}
+
+
+def test_assembler_error_object_raises_with_server_message():
+    assembler = TurnAssembler()
+    assembler.feed(json.dumps(chunk(content="partial")))
+    with pytest.raises(StreamError, match="Provider disconnected") as info:
+        assembler.feed(json.dumps({"error": {"message": "Provider disconnected", "code": 502}}))
+    assert info.value.code == 502
+
+
+def test_assembler_error_string_and_object_error_forms():
+    with pytest.raises(StreamError, match="overloaded"):
+        TurnAssembler().feed('{"error": "overloaded"}')
+    with pytest.raises(StreamError, match="bad things") as info:
+        TurnAssembler().feed('{"object": "error", "message": "bad things", "code": "E42"}')
+    assert info.value.code == "E42"
+
+
+def test_assembler_finish_reason_error_raises():
+    with pytest.raises(StreamError):
+        TurnAssembler().feed(json.dumps({"choices": [{"delta": {}, "finish_reason": "error"}]}))
+
+
+def test_assembler_json_split_over_two_data_lines():
+    turn, _ = assemble('{"choices":[{"delta":', '{"content":"joined"}}]}')
+    assert turn.text == "joined"
+
+
+def test_assembler_garbage_is_ignored():
+    turn, events = assemble("{not json", "[1,2]", "null", '"str"', chunk(content="ok"))
+    assert turn.text == "ok"
+    assert events == [StreamEvent.TextDelta("ok"), StreamEvent.Done()]
+
+
+def test_assembler_odd_usage_values_are_ignored():
+    for usage in (
+        '{"prompt_tokens": Infinity}',
+        '{"prompt_tokens": "x"}',
+        "[]",
+        '{"prompt_tokens": {"a": 1}}',
+    ):
+        turn, _ = assemble('{"choices": [], "usage": ' + usage + "}")
+        assert turn.usage is None
+
+
+def test_assembler_usage_then_done_once():
+    assembler = TurnAssembler()
+    assembler.feed(
+        json.dumps({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}})
+    )
+    assert assembler.feed("[DONE]") == [StreamEvent.Usage(TokenUsage(3, 4)), StreamEvent.Done()]
+    assert assembler.close() == []
+    assert assembler.feed("[DONE]") == []
+
+
+def test_assembler_empty_arguments_mean_no_arguments():
+    turn, _ = assemble(chunk(tool_calls=[{"index": 0, "id": "c", "function": {"name": "now"}}]))
+    assert turn.tool_calls[0].arguments == {}
+    assert turn.tool_calls[0].invalid_arguments is None
+    assert turn.stop_reason == StopReason.TOOL_USE
+
+
+def test_assembler_arguments_sent_as_an_object():
+    turn, events = assemble(
+        chunk(tool_calls=[{"id": "c", "function": {"name": "read", "arguments": {"path": "a"}}}])
+    )
+    assert turn.tool_calls[0].arguments == {"path": "a"}
+    assert StreamEvent.ToolCallDelta(0, '{"path":"a"}') in events
+
+
+def test_assembler_nameless_call_is_dropped_and_never_started():
+    turn, events = assemble(chunk(tool_calls=[{"index": 0, "function": {"arguments": "{}"}}]))
+    assert turn.tool_calls == []
+    assert not any(isinstance(e, StreamEvent.ToolCallStart) for e in events)
+
+
+def test_assembler_arguments_before_name_are_delivered_after_start():
+    turn, events = assemble(
+        chunk(tool_calls=[{"index": 0, "id": "c", "function": {"arguments": '{"a":'}}]),
+        chunk(tool_calls=[{"index": 0, "function": {"name": "f", "arguments": "1}"}}]),
+    )
+    assert turn.tool_calls[0].arguments == {"a": 1}
+    assert events[:2] == [
+        StreamEvent.ToolCallStart(0, "c", "f"),
+        StreamEvent.ToolCallDelta(0, '{"a":1}'),
+    ]
+
+
+def test_assembler_mistral_content_parts_with_thinking():
+    turn, _ = assemble(
+        chunk(content=[{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}]),
+        chunk(content=[{"type": "text", "text": "answer"}]),
+    )
+    assert turn.text == "answer"
+    assert turn.reasoning == "hmm"
+
+
+def test_parse_arguments():
+    assert parse_arguments("") == ({}, None)
+    assert parse_arguments('{"a": 1}') == ({"a": 1}, None)
+    assert parse_arguments('"{\\"a\\": 1}"') == ({"a": 1}, None)  # encoded twice
+    assert parse_arguments("{oops") == (None, "{oops")
+
+
+# --- the book's parser and accumulator: exact semantics ----------------------------------------
+
+
+def test_book_parser_needs_the_space_after_data():
+    assert parse_sse_line('data:{"choices":[{"delta":{"content":"x"}}]}') is None
+
+
+def test_book_parser_rejects_schema_violations():
+    assert parse_sse_line('data: {"choices":[{"finish_reason":"stop"}]}') is None  # no delta
+    assert parse_sse_line('data: {"choices":[]}') is None
+    assert parse_sse_line('data: {"choices":[{"delta":{"content":5}}]}') is None
+    bad_index = '{"choices":[{"delta":{"tool_calls":[{"id":"x","function":{"name":"f"}}]}}]}'
+    assert parse_sse_line("data: " + bad_index) is None
+
+
+def test_book_parser_start_with_empty_name_when_function_is_missing():
+    line = 'data: {"choices":[{"delta":{"tool_calls":[{"index":2,"id":"x"}]}}]}'
+    assert parse_sse_line(line) == [StreamEvent.ToolCallStart(2, "x", "")]
+
+
+def test_book_accumulator_pads_and_ignores_unknown_delta():
+    acc = StreamAccumulator()
+    acc.feed(StreamEvent.ToolCallDelta(0, "{}"))  # no call 0 yet: ignored
+    acc.feed(StreamEvent.ToolCallStart(1, "b", "read"))
+    acc.feed(StreamEvent.ToolCallDelta(1, '{"path": "x"}'))
+    turn = acc.finish()
+    assert [(c.id, c.arguments) for c in turn.tool_calls] == [("b", {"path": "x"})]
+
+
+def test_book_accumulator_invalid_json_gives_null_and_keeps_the_text():
+    acc = StreamAccumulator()
+    acc.feed(StreamEvent.ToolCallStart(0, "a", "read"))
+    acc.feed(StreamEvent.ToolCallStart(1, "b", "read"))
+    acc.feed(StreamEvent.ToolCallDelta(1, "{broken"))
+    first, second = acc.finish().tool_calls
+    assert first.arguments is None and first.invalid_arguments is None  # "" -> null (book)
+    assert second.arguments is None and second.invalid_arguments == "{broken"
+
+
+def test_book_accumulator_keeps_reasoning_and_usage():
+    acc = StreamAccumulator()
+    acc.feed(StreamEvent.ReasoningDelta("why"))
+    acc.feed(StreamEvent.TextDelta("so"))
+    acc.feed(StreamEvent.Usage(TokenUsage(1, 2)))
+    turn = acc.finish()
+    assert (turn.text, turn.reasoning, turn.usage) == ("so", "why", TokenUsage(1, 2))
