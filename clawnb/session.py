@@ -90,7 +90,8 @@ class SessionLog(list):  # type: ignore[type-arg]
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         except FileExistsError:
             raise SessionError(f"{self.path}: session file already exists; use resume()") from None
-        self._file = os.fdopen(fd, "ab")
+        os.close(fd)
+        self._closed = False
         header = {"type": "session", "ts": self.created, "id": self.id,
                   "created": self.created, "meta": self.meta}
         self._write([header])
@@ -122,7 +123,7 @@ class SessionLog(list):  # type: ignore[type-arg]
                 fh.flush()
                 if durable:
                     os.fsync(fh.fileno())
-        log._file = open(path, "ab")  # noqa: SIM115 - kept open for the session's life
+        log._closed = False
         if repairs:
             # The process died between a tool call and its results: answer the calls so the
             # history is valid again (and say so, for the model and for the person).
@@ -141,12 +142,15 @@ class SessionLog(list):  # type: ignore[type-arg]
             json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
             for r in records
         )
-        if self._file.closed:
+        if self._closed:
             raise SessionError(f"{self.path}: session is closed")
-        self._file.write(data)
-        self._file.flush()
-        if self.durable:
-            os.fsync(self._file.fileno())
+        # Opened per write: no file handle outlives a call, so a forgotten close() leaks
+        # nothing, and the cost (one open) is small next to the fsync.
+        with open(self.path, "ab") as fh:
+            fh.write(data)
+            fh.flush()
+            if self.durable:
+                os.fsync(fh.fileno())
 
     def _snapshot(self, new: list[Message], reason: str) -> None:
         for msg in new:
@@ -226,8 +230,8 @@ class SessionLog(list):  # type: ignore[type-arg]
         return self
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.close()
+        """Refuse further changes (the file itself is never held open between writes)."""
+        self._closed = True
 
     def __enter__(self) -> SessionLog:
         return self
