@@ -61,6 +61,9 @@ _EXPORTS: dict[str, str] = {
     "Gate": "clawnb.executor",
     # tools
     "ReadTool": "clawnb.tools.read",
+    "WriteTool": "clawnb.tools.write",
+    "EditTool": "clawnb.tools.edit",
+    "BashTool": "clawnb.tools.bash",
     # config, cost, instructions, prompt, context, sessions, subagents (ch8, ch17-18, extras)
     "Config": "clawnb.config",
     "ConfigOverlay": "clawnb.config",
