@@ -168,6 +168,8 @@ class _Loop:
             if stop_when is not None and stop_when():
                 text = turn.text or ""
                 await emit(on_event, AgentEvent.Done(text))
+                if self.gate is not None:
+                    await self.gate.agent_end(text)
                 return text
 
     async def _after_turn(self, turn: AssistantTurn, messages: list[Message]) -> None:
