@@ -75,14 +75,15 @@ class GatePipeline(Gate):
         config: Any = None,
         *,
         workspace: str | os.PathLike[str] | None = None,
-        mode: PermissionMode | str = PermissionMode.DEFAULT,
+        mode: PermissionMode | str | None = None,
         approve: ApprovalCallback | None = None,
         rules: Iterable[PermissionRule] = (),
     ) -> GatePipeline:
         """A pipeline from a ``Config`` (or a dict with the same keys): ``allowed_directory``
         (else ``workspace``, else the current directory), ``blocked_commands``,
         ``protected_patterns``, ``hooks`` and optional ``permissions`` (``mode``, ``allow``,
-        ``ask``, ``deny``)."""
+        ``ask``, ``deny``). An explicit ``mode`` wins over the config's (a cell's or a command
+        line's choice is more specific than a file)."""
 
         def get(name: str, default: Any = None) -> Any:
             if config is None:
@@ -99,7 +100,7 @@ class GatePipeline(Gate):
         )
         hooks_section = get("hooks")
         return build_gate(
-            mode=perm("mode") or mode,
+            mode=mode or perm("mode") or PermissionMode.DEFAULT,
             workspace=get("allowed_directory") or workspace,
             rules=rules,
             allow=perm("allow") or (),

@@ -426,3 +426,23 @@ async def test_plan_ended_by_exit_plan_reaches_agent_end_hooks(ws):
     agent = PlanAgent(MockStreamProvider(turns), gate=gate, tools=[ReadTool(ws)])
     assert await agent.plan([Message.User("plan")]) == "the plan"
     assert log.messages() == ["agent:start", "agent:end"]
+
+
+def test_from_config_with_the_real_config(ws):
+    from clawnb.config import Config
+
+    config = Config.model_validate(
+        {
+            "allowed_directory": str(ws),
+            "permissions": {"mode": "plan", "deny": ["read(secret*)"]},
+            "hooks": {"pre_tool": [{"command": "true", "tool_pattern": "bash"}]},
+        }
+    )
+    gate = GatePipeline.from_config(config)
+    assert gate.permissions.mode.value == "plan"
+    assert gate.hooks.hooks[0].tool_pattern == "bash"
+    assert gate.checks[1].patterns == ["rm -rf /", "sudo *", "curl * | bash", "curl * | sh"]
+    assert gate.checks[2].patterns == [".env", ".env.*", ".git/**"]
+    assert gate.permissions.evaluate(ReadTool(), {"path": "secret.txt"}) is Permission.Deny
+    # an explicit mode wins over the file's
+    assert GatePipeline.from_config(config, mode="bypass").permissions.mode.value == "bypass"
