@@ -20,6 +20,7 @@ from typing import Any
 from .errors import MaxTurnsExceeded
 from .events import AgentEvent, EventCallback, StreamEvent, emit
 from .executor import Gate, Intercept, ResultLimit, ToolExecutor, ToolsInterrupted, tool_summary
+from .tools.tool_search import active_definitions
 from .types import (
     AssistantTurn,
     Message,
@@ -142,7 +143,7 @@ class _Loop:
             if max_turns is not None and turns >= max_turns:
                 raise MaxTurnsExceeded(max_turns)
             turns += 1
-            defs = tools.definitions()
+            defs = active_definitions(tools)  # deferred tools stay hidden until loaded
             if visible is not None:
                 defs = [d for d in defs if d.name in visible]
             turn = await ask(messages, defs)
