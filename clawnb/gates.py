@@ -179,7 +179,15 @@ class GatePipeline(Gate):
                 return Refusal(
                     f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
                 )
-            request = ApprovalRequest(call, tool_summary(call).strip(), decision.reason)
+            request = ApprovalRequest(
+                call,
+                tool_summary(call).strip(),
+                decision.reason,
+                {
+                    "mode": self.permissions.mode.value if self.permissions.mode else None,
+                    "rule": decision.rule.pattern if decision.rule else None,
+                },
+            )
             try:
                 answer = await self.approve(request)
             except (asyncio.CancelledError, KeyboardInterrupt):

@@ -12,7 +12,8 @@ command of yours through ``sh -c`` so that real hooks can be written in any lang
 
 * the event arrives as JSON on stdin (``{"event": "pre_tool_call", "tool_name": "bash",
   "args": {...}}``; ``result`` for post events, ``prompt``/``response`` for agent events) and
-  as environment variables ``CLAWNB_HOOK_EVENT``, ``CLAWNB_TOOL_NAME``, ``CLAWNB_TOOL_ARGS``;
+  as environment variables ``CLAWNB_HOOK_EVENT``, ``CLAWNB_TOOL_NAME``, ``CLAWNB_TOOL_ARGS``
+  (left out, with ``CLAWNB_TOOL_ARGS_TRUNCATED=1``, when the arguments exceed 32 KiB);
 * exit status 0 continues; any other status blocks the call, with stderr as the reason
   (``hook failed: {stderr}``);
 * to change the arguments, print a JSON object ``{"args": {...}}`` on stdout (pre events);
@@ -38,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .permissions import glob_is_valid
+
+_MAX_ENV_ARGS = 32 * 1024
 
 __all__ = [
     "BlockingHook",
@@ -268,7 +271,14 @@ class ShellHook:
         env.update(self.env)
         env["CLAWNB_HOOK_EVENT"] = payload["event"]
         env["CLAWNB_TOOL_NAME"] = event.tool_name
-        env["CLAWNB_TOOL_ARGS"] = json.dumps(event.args, ensure_ascii=False, default=str)
+        args_json = json.dumps(event.args, ensure_ascii=False, default=str)
+        # One environment string may not exceed 128 KiB (Linux MAX_ARG_STRLEN): a big write
+        # would make the hook fail to start. stdin always carries the whole event.
+        if len(args_json.encode()) <= _MAX_ENV_ARGS:
+            env["CLAWNB_TOOL_ARGS"] = args_json
+        else:
+            env.pop("CLAWNB_TOOL_ARGS", None)
+            env["CLAWNB_TOOL_ARGS_TRUNCATED"] = "1"
         try:
             proc = await asyncio.create_subprocess_exec(
                 "sh",

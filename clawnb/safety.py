@@ -28,6 +28,7 @@ call; a link swapped in between the check and the write is not covered (no check
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shlex
 import stat
@@ -371,8 +372,6 @@ class CommandFilter:
 
     def is_blocked(self, command: str) -> str | None:
         """The first pattern that ``command`` matches, or ``None``."""
-        import fnmatch
-
         forms = normalize_command(command) if self.normalize else [command.strip()]
         for pattern in self.patterns:
             for form in forms:
@@ -414,8 +413,6 @@ class ProtectedFileCheck:
 
     def matching_pattern(self, path: str) -> str | None:
         """The first pattern protecting ``path``, or ``None``."""
-        import fnmatch
-
         forms = self._forms(path)
         for pattern in self.patterns:
             for form in forms:

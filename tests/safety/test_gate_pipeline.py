@@ -446,3 +446,13 @@ def test_from_config_with_the_real_config(ws):
     assert gate.permissions.evaluate(ReadTool(), {"path": "secret.txt"}) is Permission.Deny
     # an explicit mode wins over the file's
     assert GatePipeline.from_config(config, mode="bypass").permissions.mode.value == "bypass"
+
+
+async def test_approval_request_details(ws):
+    approver = Approver(Approval.deny())
+    gate = build_gate(workspace=ws, approve=approver, ask=["read(*.key)"])
+    (ws / "a.key").write_text("k")
+    call = ToolCall("r", "read", {"path": "a.key"})
+    refusal = await gate.before_tool(call, ReadTool(ws))
+    assert refusal.content == "error: the user denied this tool call"
+    assert approver.requests[0].details == {"mode": "default", "rule": "read(*.key)"}

@@ -193,3 +193,16 @@ async def test_registry_last_modify_wins_and_broken_hooks_block():
     action = await HookRegistry([Broken(), log]).dispatch(PRE)
     assert action == HookAction.Block("hook error: RuntimeError: oops")
     assert log.messages() == ["pre:bash"]
+
+
+async def test_big_arguments_still_reach_the_hook(tmp_path: Path):
+    out = tmp_path / "seen.txt"
+    event = HookEvent.PreToolCall("write", {"path": "big.txt", "content": "x" * 300_000})
+    cmd = (
+        f'printf "%s|%s|" "${{CLAWNB_TOOL_ARGS_TRUNCATED:-0}}" "${{#CLAWNB_TOOL_ARGS}}" > {out}; '
+        f"wc -c >> {out}"
+    )
+    assert await ShellHook(cmd).on_event(event) == HookAction.Continue()
+    truncated, env_len, stdin_len = out.read_text().split("|")
+    assert (truncated, env_len) == ("1", "0")
+    assert int(stdin_len) > 300_000
