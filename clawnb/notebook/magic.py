@@ -80,7 +80,10 @@ def parse_options(line: str) -> CellOptions | None:
 
 
 async def claw_cell(shell: Any, line: str, body: str) -> None:
-    """What a transformed ``%%claw`` cell awaits."""
+    """What a transformed ``%%claw`` cell awaits. ``{var}``/``$var`` in the option line are
+    expanded as IPython does for any magic line."""
+    if shell is not None and ("{" in line or "$" in line):
+        line = shell.var_expand(line, depth=0)
     options = parse_options(line)
     if options is None:
         return None

@@ -432,7 +432,14 @@ class TextView(_View):
                     self._write(f"[{card.name}] waiting for approval\n")
             case _:
                 pass
-        self.out.flush()
+        if not isinstance(event, AgentEvent.TextDelta) or self._tty():
+            self.out.flush()  # headless: one stream output per block, not one per word
+
+    def _tty(self) -> bool:
+        try:
+            return bool(self.out.isatty())
+        except (AttributeError, ValueError):
+            return False
 
     def finish(self) -> None:
         self._end_text()

@@ -200,17 +200,17 @@ class NotebookSession:
         if replay:
             from ..providers.replay import ScriptedProvider
 
-            provider = ScriptedProvider.from_file(Path(self.cwd) / replay)
+            provider = ScriptedProvider.from_file(_here(replay))
         elif model.startswith("scripted:"):
             from ..providers.replay import ScriptedProvider
 
-            provider = ScriptedProvider.from_file(Path(self.cwd) / model.removeprefix("scripted:"))
+            provider = ScriptedProvider.from_file(_here(model.removeprefix("scripted:")))
         else:
             from ..providers.openai import OpenAICompatProvider
 
             provider = OpenAICompatProvider(model, base_url=base_url)
         if record:
-            provider = RecordingProvider(provider, Path(self.cwd) / record)
+            provider = RecordingProvider(provider, _here(record))
         self.provider, self.provider_key = provider, key
         self.cost_tracker = None
         return provider
@@ -326,6 +326,12 @@ class NotebookSession:
         self.errors[count] = scrub(text)
         while len(self.errors) > 50:
             del self.errors[min(self.errors)]
+
+
+def _here(path: str) -> Path:
+    # script/record files are relative to the notebook's directory (the kernel's cwd), not
+    # to the agent's workspace: they belong to the notebook, not to the project it edits
+    return Path(os.path.expanduser(path)).absolute()
 
 
 def _short(text: str, limit: int) -> str:
