@@ -53,7 +53,10 @@ def make_provider(model: str, config: Config) -> Any:
             return ScriptedProvider.from_file(model[len(prefix):])
     from .providers.openai import OpenAICompatProvider
 
-    return OpenAICompatProvider(model, base_url=config.base_url)
+    # Anthropic models bill a cached prompt prefix at a fraction of the price, but only when
+    # asked to cache it; OpenAI-style servers cache prefixes by themselves.
+    cache = "anthropic/" in model or model.startswith("claude")
+    return OpenAICompatProvider(model, base_url=config.base_url, cache_prompt=cache)
 
 
 def is_offline_model(model: str) -> bool:

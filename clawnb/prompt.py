@@ -88,13 +88,14 @@ def git_status(directory: str | os.PathLike[str], timeout: float = 2.0) -> str |
             return None
         return done.stdout if done.returncode == 0 else None
 
-    branch = run("rev-parse", "--abbrev-ref", "HEAD")
-    if branch is None:
+    inside = run("rev-parse", "--is-inside-work-tree")
+    if inside is None or inside.strip() != "true":
         return None
+    branch = (run("branch", "--show-current") or "").strip()  # works before the first commit
     status = run("status", "--porcelain") or ""
     changed = sum(1 for line in status.splitlines() if line.strip())
     state = "clean" if changed == 0 else f"{changed} changed file{'s' if changed != 1 else ''}"
-    return f"branch {branch.strip()}, {state}"
+    return f"{'branch ' + branch if branch else 'detached HEAD'}, {state}"
 
 
 class SystemPromptBuilder:

@@ -55,6 +55,7 @@ from ..errors import (
     StreamError,
 )
 from ..events import EventCallback, StreamEvent
+from ..prompt import system_content
 from ..types import (
     AssistantTurn,
     Message,
@@ -105,7 +106,8 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
     for msg in messages:
         match msg:
             case Message.System(content=content):
-                out.append({"role": "system", "content": content})
+                # system_content drops the static/dynamic boundary marker (clawnb.prompt)
+                out.append({"role": "system", "content": system_content(content)})
             case Message.User(content=content):
                 out.append({"role": "user", "content": content})
             case Message.Assistant(turn=turn):
@@ -386,7 +388,8 @@ class OpenAICompatProvider:
     network for tests or pooling. ``temperature``, ``max_tokens``, ``tool_choice`` and
     ``extra_body`` (merged into the request, for provider-specific fields) pass through.
     ``stream_usage`` asks for token usage in streams (dropped automatically if the server
-    rejects ``stream_options``).
+    rejects ``stream_options``). ``cache_prompt`` marks the static part of the system prompt
+    cacheable (``cache_control``) for servers that honour it (Anthropic models via OpenRouter).
     """
 
     default_base_url: str = OPENAI_BASE_URL
@@ -411,6 +414,7 @@ class OpenAICompatProvider:
         extra_body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         stream_usage: bool = True,
+        cache_prompt: bool = False,
     ) -> None:
         model = model if model is not None else self.default_model
         if not model:
@@ -435,6 +439,9 @@ class OpenAICompatProvider:
         self.extra_body = dict(extra_body or {})
         self.headers = dict(headers or {})
         self.stream_usage = stream_usage
+        # Mark the system prompt's static prefix cacheable (Anthropic-style cache_control,
+        # passed through by OpenRouter); see clawnb.prompt.system_content.
+        self.cache_prompt = cache_prompt
 
     # -- construction -------------------------------------------------------------------------
 
@@ -483,6 +490,10 @@ class OpenAICompatProvider:
         """The JSON body: ``model``, ``messages``, ``tools`` (omitted when empty), ``stream``
         (only when true), usage options, then pass-through fields."""
         body: dict[str, Any] = {"model": self.model, "messages": convert_messages(messages)}
+        if self.cache_prompt:
+            for wire, msg in zip(body["messages"], messages, strict=True):
+                if isinstance(msg, Message.System):
+                    wire["content"] = system_content(msg.content, cache=True)
         if tools:
             body["tools"] = convert_tools(tools)
         if stream:

@@ -1,0 +1,171 @@
+"""build_agent: one factory wires config, provider, tools, gate, prompt, context, cost, session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clawnb.assemble import build_agent, make_provider
+from clawnb.config import Config
+from clawnb.context import SUMMARY_PREFIX
+from clawnb.events import Approval
+from clawnb.providers.replay import ScriptedProvider
+from clawnb.session import SessionLog
+from clawnb.types import Message
+
+
+def _script(path: Path, turns: list[dict]) -> str:
+    path.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
+    return f"scripted:{path}"
+
+
+def _write_turn(name: str, content: str = "hi", call_id: str = "w1") -> dict:
+    return {"tool_calls": [{"id": call_id, "name": "write",
+                            "arguments": {"path": name, "content": content}}]}
+
+
+def _project_config(ws: Path, text: str) -> None:
+    (ws / ".claw").mkdir(parents=True, exist_ok=True)
+    (ws / ".claw" / "config.toml").write_text(text)
+
+
+async def test_scripted_model_from_project_config_and_approval(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    for var in ("CLAWNB_MODEL", "CLAWNB_BASE_URL", "CLAWNB_MAX_TOKENS"):
+        monkeypatch.delenv(var, raising=False)
+    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "written"}])
+    ws = tmp_path / "ws"
+    _project_config(ws, f'model = "{model}"\ninstructions = "Always be brief."\n')
+    (ws / "CLAUDE.md").write_text("Project rule: tabs.")
+    asked = []
+
+    async def approve(request):
+        asked.append(request.call.name)
+        return Approval.allow_once()
+
+    session = build_agent(workspace=ws, approve=approve)
+    assert isinstance(session.provider, ScriptedProvider)
+    assert await session.send("write a.txt") == "written"
+    assert asked == ["write"]  # default mode asks before writing
+    assert (ws / "a.txt").read_text() == "hi"
+    system = session.history[0]
+    assert isinstance(system, Message.System)
+    assert "Project rule: tabs." in system.content
+    assert "Always be brief." in system.content
+    assert session.cost.turn_count == 2
+
+
+async def test_without_approval_callback_writes_are_refused(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
+    session = build_agent(Config(), workspace=tmp_path, model=model)
+    await session.send("go")
+    assert not (tmp_path / "a.txt").exists()
+    assert "approval" in session.history[3].content
+
+
+async def test_deny_rule_from_config_wins_over_bypass(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [_write_turn("secret.txt"), {"text": "ok"}])
+    config = Config.from_toml('[permissions]\nmode = "bypass"\ndeny = ["write(secret*)"]')
+    session = build_agent(config, workspace=tmp_path, model=model)
+    await session.send("go")
+    assert not (tmp_path / "secret.txt").exists()
+    assert session.history[3].content.startswith("error: permission denied")
+
+
+async def test_mode_argument_overrides_config(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
+    session = build_agent(Config(), workspace=tmp_path, model=model, mode="accept_edits")
+    await session.send("go")
+    assert (tmp_path / "a.txt").exists()
+    assert session.mode == "accept_edits"
+
+
+async def test_cost_uses_reported_usage_and_config_pricing(tmp_path):
+    turns = [{"text": "hello", "usage": {"input_tokens": 1_000_000, "output_tokens": 0}}]
+    model = _script(tmp_path / "s.jsonl", turns)
+    provider = ScriptedProvider.from_file(tmp_path / "s.jsonl")
+    config = Config.from_toml('[pricing."real/model"]\ninput = 3.0\noutput = 15.0')
+    session = build_agent(config, workspace=tmp_path, model="real/model", provider=provider)
+    await session.send("hi")
+    assert session.cost.summary() == "tokens: 1000000 in + 0 out | cost: $3.0000"
+    offline = build_agent(config, workspace=tmp_path, model=model)
+    assert offline.cost.priced and offline.cost.total_cost() == 0.0
+
+
+async def test_session_new_then_resume(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [{"text": "first"}, {"text": "second"}])
+    one = build_agent(Config(), workspace=tmp_path, model=model, session="new")
+    await one.send("q1")
+    path = one.history.path
+    assert path.parent == tmp_path / ".claw" / "sessions"
+    one.close()
+    two = build_agent(Config(), workspace=tmp_path, model=f"scripted:{tmp_path / 's.jsonl'}",
+                      session="latest")
+    assert len(two.history) == 3
+    two.provider = one.provider  # continue the same script
+    two.agent.provider = one.provider
+    assert await two.send("q2") == "second"
+    saved = SessionLog.read(path)
+    assert [type(m).__name__ for m in saved] == ["System", "User", "Assistant", "User",
+                                                 "Assistant"]
+    assert sum(isinstance(m, Message.System) for m in saved) == 1
+    assert two.list_sessions()[0].messages == 5
+
+
+async def test_resume_and_new_session_switch_history(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [{"text": "a"}])
+    s = build_agent(Config(), workspace=tmp_path, model=model, session="new")
+    await s.send("hello")
+    first = s.session_id
+    s.new_session()
+    assert s.session_id != first and len(s.history) == 0
+    assert s.resume(first) == 3
+    assert s.session_id == first
+
+
+async def test_plan_then_execute(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [
+        {"text": "Plan: write a.txt", "tool_calls": [
+            {"id": "w0", "name": "write", "arguments": {"path": "a.txt", "content": "x"}},
+            {"id": "p1", "name": "exit_plan", "arguments": {}}]},
+        _write_turn("a.txt", "done", "w1"),
+        {"text": "Executed."},
+    ])
+    s = build_agent(Config(), workspace=tmp_path, model=model, mode="accept_edits")
+    assert await s.plan("make a.txt") == "Plan: write a.txt"
+    assert not (tmp_path / "a.txt").exists()
+    assert "not available in planning mode" in s.history[3].content
+    assert "PLANNING MODE" in s.history[1].content
+    assert await s.execute_plan() == "Executed."
+    assert (tmp_path / "a.txt").read_text() == "done"
+    assert s.history[5] == Message.User("Approved. Execute the plan.")
+
+
+async def test_manual_compact(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [{"text": f"answer {i}"} for i in range(6)])
+    s = build_agent(Config(preserve_recent=2), workspace=tmp_path, model=model)
+    for i in range(6):
+        await s.send(f"q{i}")
+    assert await s.compact()
+    assert s.history[1].content.startswith(SUMMARY_PREFIX)
+    assert len(s.history) == 4
+
+
+def test_tools_include_a_subagent_with_the_same_gate(tmp_path):
+    s = build_agent(Config(), workspace=tmp_path, model="scripted:/dev/null")
+    assert {"read", "write", "edit", "bash", "subagent"} <= set(s.tools.names())
+    assert s.tools.get("subagent").gate is s.gate
+
+
+def test_make_provider(tmp_path):
+    from clawnb.providers.openai import OpenAICompatProvider
+
+    p = make_provider("anthropic/claude-sonnet-4", Config(base_url="http://127.0.0.1:1/v1"))
+    assert isinstance(p, OpenAICompatProvider) and p.cache_prompt
+    assert not make_provider("gpt-4o", Config()).cache_prompt
+    from clawnb.errors import ScriptError
+
+    with pytest.raises(ScriptError):
+        make_provider(f"replay:{tmp_path / 'missing.jsonl'}", Config())
