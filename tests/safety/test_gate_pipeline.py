@@ -456,3 +456,26 @@ async def test_approval_request_details(ws):
     refusal = await gate.before_tool(call, ReadTool(ws))
     assert refusal.content == "error: the user denied this tool call"
     assert approver.requests[0].details == {"mode": "default", "rule": "read(*.key)"}
+
+
+async def test_interrupt_while_waiting_for_approval_keeps_history_valid(ws):
+    asked = asyncio.Event()
+
+    async def approve(request):
+        asked.set()
+        await asyncio.Event().wait()  # the person never answers
+
+    gate = build_gate(workspace=ws, approve=approve)
+    messages = [Message.User("go")]
+    agent = StreamingAgent(
+        MockStreamProvider([write_turn("a.txt", "b.txt"), done()]), gate=gate, tools=[WriteTool(ws)]
+    )
+    task = asyncio.create_task(agent.chat(messages))
+    await asyncio.wait_for(asked.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not (ws / "a.txt").exists() and not (ws / "b.txt").exists()
+    assert results(messages) == ["error: interrupted by user"] * 2
+    assert_invariant(messages)
+    assert not gate._approval_lock.locked()
