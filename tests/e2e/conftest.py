@@ -50,6 +50,9 @@ ARTIFACTS = Path(os.environ.get("CLAWNB_E2E_ARTIFACTS", REPO_ROOT / "test-artifa
 SERVER_START_TIMEOUT = 60.0
 # Default time Playwright waits for a selector or condition, in milliseconds.
 DEFAULT_WAIT_MS = 20_000
+# Outputs travel on another channel than the execute reply, and Markdown renders
+# asynchronously: how long to keep looking after the last cell has finished.
+STOPPED_GRACE_S = 3.0
 # The notebook on screen (Lumino hides the panels of background tabs with lm-mod-hidden).
 NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 
@@ -245,6 +248,8 @@ def lab_server(
     home.mkdir()
     env["HOME"] = str(home)
     env["XDG_CONFIG_HOME"] = str(home / ".config")
+    # Local model servers started by tests live on 127.0.0.1: never send them via a proxy.
+    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     port = _free_port()
     token = secrets.token_hex(16)
     log = artifacts_dir / "jupyter-server.log"
@@ -387,17 +392,24 @@ class LabPage:
     def wait_output(self, index: int, pattern: str, timeout_ms: int = DEFAULT_WAIT_MS) -> str:
         """Wait until a cell's output matches a regular expression; returns the output text.
 
-        Fails at once when nothing is running any more (an earlier cell raised and "Run All"
-        stopped), instead of waiting for the timeout.
+        Fails soon (after a short grace for late outputs and asynchronous rendering) when
+        nothing is running any more, e.g. an earlier cell raised and "Run All" stopped, instead
+        of waiting for the whole timeout.
         """
         regex = re.compile(pattern)
         deadline = time.monotonic() + timeout_ms / 1000
+        stopped_at: float | None = None
         while True:
-            stopped = not self.running()  # read before the output: outputs precede the reply
             text = self.output_text(index)
             if regex.search(text):
                 return text
-            if stopped or time.monotonic() > deadline:
+            now = time.monotonic()
+            if self.running():
+                stopped_at = None
+            elif stopped_at is None:
+                stopped_at = now
+            stopped = stopped_at is not None and now - stopped_at > STOPPED_GRACE_S
+            if stopped or now > deadline:
                 break
             self.page.wait_for_timeout(50)
         self.shot(f"fail-cell{index}")
