@@ -25,7 +25,7 @@ from typing import Any
 from ..events import Approval, ApprovalRequest
 from .render import PENDING, WAITING, Card, WidgetView
 
-__all__ = ["APPROVE_CHOICES", "Approver", "env_policy"]
+__all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "env_policy"]
 
 APPROVE_CHOICES = ("auto", "widget", "stdin", "allow", "deny")
 DENIED_BY_USER = "denied: the user declined this tool call in the notebook"
@@ -138,3 +138,30 @@ class Approver:
     def _mark(self, card: Card | None, note: str) -> None:
         if card is not None:
             self.view.set_status(card, PENDING if card.status == WAITING else card.status, note)
+
+
+class NotebookInputHandler:
+    """The AskTool's :class:`~clawnb.tools.ask.InputHandler` in a notebook: option buttons or a
+    text box on the cell when a frontend is there, ``input()`` when stdin is allowed, and a
+    clear error for the model when nobody can answer (headless runs)."""
+
+    def __init__(self, view: Any, approver: Approver) -> None:
+        self.view = view
+        self.approver = approver
+
+    async def ask(self, question: str, options: list[str]) -> str:
+        how, _why = await self.approver.channel()
+        if how == "widget" and isinstance(self.view, WidgetView):
+            return await self.view.choose(question, list(options))
+        if how == "stdin":
+            hint = f" ({' / '.join(options)})" if options else ""
+            try:
+                return self.approver.input_fn(f"{question}{hint}: ")
+            except KeyboardInterrupt:
+                raise asyncio.CancelledError("interrupted while waiting for an answer") from None
+        from ..tools.base import ToolError
+
+        raise ToolError(
+            "nobody can answer questions here (the notebook runs without a frontend); "
+            "make a reasonable assumption, say which, and continue"
+        )

@@ -179,7 +179,7 @@ class ClawMagics(Magics):
 
     @line_magic("claw")
     def claw_line(self, line: str) -> None:
-        """%claw status | reset | history | cost | config | mode MODE | undo | help"""
+        """%claw status | reset | history | cost | config | mode MODE | model NAME | undo | help"""
         session = get_session(self.shell)
         words = line.split()
         command = words[0] if words else "status"
@@ -198,6 +198,11 @@ class ClawMagics(Magics):
                 raise UsageError(f"usage: %claw mode {{{'|'.join(MODES)}}}")
             session.mode = words[1]
             print(f"mode: {session.mode}")
+        elif command == "model":
+            if len(words) != 2:
+                raise UsageError("usage: %claw model NAME (or scripted:FILE)")
+            session.model = words[1]
+            print(f"model: {session.model}")
         elif command == "undo":
             print(session.checkpoints.undo())
         elif command in ("help", "--help", "-h"):

@@ -28,7 +28,7 @@ from typing import Any
 from ..events import AgentEvent
 from ..executor import Gate, Refusal
 from ..types import AssistantTurn, Message, ToolCall, ToolResult
-from .approval import Approver, env_policy
+from .approval import Approver, NotebookInputHandler, env_policy
 from .checkpoint import Checkpoints
 from .render import TextView, WidgetView
 from .secrets import scrub
@@ -226,18 +226,17 @@ class NotebookSession:
                 self.cost_tracker = CostTracker(model=model, priced=False)
         return self.cost_tracker
 
-    def tools(self) -> list[Any]:
-        from ..tools import BashTool, EditTool, FileState, ReadTool, WriteTool
+    def tools(self, input_handler: Any = None) -> list[Any]:
+        """The engine's standard tools for the workspace (one FileState for the whole
+        session, so read-before-edit spans cells) plus the kernel tools."""
+        from ..tools import FileState, default_tools
         from .tools import InspectVariableTool, RunPythonTool
 
         if self.file_state is None:
             self.file_state = FileState()
-        tools: list[Any] = [
-            ReadTool(self.cwd, self.file_state),
-            WriteTool(self.cwd, self.file_state),
-            EditTool(self.cwd, self.file_state),
-            BashTool(self.cwd),
-        ]
+        tools: list[Any] = list(
+            default_tools(self.cwd, file_state=self.file_state, input_handler=input_handler, web=False)
+        )
         if self.shell is not None:
             tools += [InspectVariableTool(self.shell.user_ns), RunPythonTool(self.shell.user_ns)]
         return tools
@@ -453,7 +452,7 @@ async def run_claw(shell: Any, options: CellOptions, body: str, *, view: Any = N
     try:
         provider = session.get_provider(options.replay, options.record)
         session.get_cost_tracker()
-        tools = session.tools()
+        tools = session.tools(NotebookInputHandler(view, approver))
         gate = session.gate(approver)
         agent_options = dict(
             tools=tools,

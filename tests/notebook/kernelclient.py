@@ -137,7 +137,7 @@ class Kernel:
                     if state.get("description") == frontend.click and comm_id not in clicked:
                         clicked.add(comm_id)
                         self._comm(comm_id, {"method": "custom", "content": {"event": "click"}})
-            for comm_id, state in run.widget_states.items():
+            for state in run.widget_states.values():
                 if "waiting for approval" in str(state.get("value", "")):
                     seen_text += "waiting for approval"
         else:
