@@ -1,0 +1,5 @@
+"""Book ``bash.rs`` (ch10) run against clawnb."""
+
+from clawnb.course import pytest_functions
+
+globals().update(pytest_functions("bash"))
