@@ -114,3 +114,42 @@ def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
     saved = SessionLog.read(path)
     assert isinstance(saved[-2], Message.Assistant)
     assert saved[-1] == Message.ToolResult("c1", "error: interrupted by user")
+
+
+def test_plan_compact_and_resume_commands(tmp_path):
+    script = _script(tmp_path / "s.jsonl", [
+        {"text": "Plan: create plan.txt",
+         "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}]},
+        {"tool_calls": [{"id": "w1", "name": "write",
+                         "arguments": {"path": "plan.txt", "content": "planned"}}]},
+        {"text": "Plan carried out."},
+        {"text": "second answer"},
+    ])
+    child = _spawn(tmp_path, script, "--mode", "accept_edits")
+    child.sendline("/plan create plan.txt")
+    child.expect("Plan: create plan.txt")
+    child.expect(r"execute this plan\? ")
+    child.sendline("y")
+    child.expect("wrote plan.txt")
+    child.expect("Plan carried out.")
+    child.expect("you> ")
+    child.sendline("thanks")
+    child.expect("second answer")
+    child.expect("you> ")
+    child.sendline("/compact")
+    child.expect(r"\(compacted: \d+ → \d+ messages\)")
+    child.expect("you> ")
+    child.sendline("/clear")
+    child.expect(r"\(new conversation\)")
+    child.expect("you> ")
+    child.sendline("/resume")
+    child.expect(r"\(resumed \d{8}-\d{6}-\w+: \d+ messages\)")
+    child.expect("you> ")
+    child.sendline("/bogus")
+    child.expect("unknown command /bogus")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "ws" / "plan.txt").read_text() == "planned"
