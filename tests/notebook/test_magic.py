@@ -229,3 +229,31 @@ def test_run_python_asks_even_in_bypass_mode(shell, tmp_path: Path) -> None:
     )
     shell.run_cell("%%claw --model scripted:s.jsonl --mode bypass\nset boom")  # policy: deny
     assert "boom" not in shell.user_ns
+
+
+PLAN_SCRIPT = [
+    {"text": "Looking.", "tool_calls": [{"id": "p1", "name": "read", "arguments": {"path": "a.txt"}}]},
+    {"text": "Plan: 1. write b.txt", "tool_calls": [{"id": "p2", "name": "exit_plan", "arguments": {}}]},
+    {"tool_calls": [{"id": "x1", "name": "write", "arguments": {"path": "b.txt", "content": "B"}}]},
+    {"text": "Executed."},
+]
+
+
+def test_plan_mode_plans_then_executes_with_allow(shell, tmp_path: Path, capsys, monkeypatch) -> None:
+    (tmp_path / "a.txt").write_text("A")
+    write_script(tmp_path / "s.jsonl", PLAN_SCRIPT)
+    monkeypatch.setenv("CLAWNB_APPROVAL", "allow")
+    shell.run_cell("%%claw --model scripted:s.jsonl --mode plan\nplan then do")
+    out = capsys.readouterr().out
+    assert "Plan: 1. write b.txt" in out and "plan executed" in out and "Executed." in out
+    assert (tmp_path / "b.txt").read_text() == "B"
+    assert_history_valid(shell._clawnb_session.messages)
+
+
+def test_plan_mode_stops_after_the_plan_with_deny(shell, tmp_path: Path, capsys) -> None:
+    (tmp_path / "a.txt").write_text("A")
+    write_script(tmp_path / "s.jsonl", PLAN_SCRIPT)
+    shell.run_cell("%%claw --model scripted:s.jsonl --mode plan\nplan only")
+    out = capsys.readouterr().out
+    assert "Plan: 1. write b.txt" in out and "plan not executed" in out
+    assert not (tmp_path / "b.txt").exists()
