@@ -492,6 +492,8 @@ class SafeToolWrapper:
                 check.check(name, args)
             except SafetyViolation as exc:
                 return f"error: safety check failed: {exc}"
+            except Exception as exc:  # a broken check refuses rather than waving through
+                return f"error: safety check failed: {type(exc).__name__}: {exc}"
         return await self.inner.call(args)
 
     def __repr__(self) -> str:

@@ -57,3 +57,23 @@ def test_symlink_to_a_protected_file(tmp_path):
     check = ProtectedFileCheck(DEFAULT_PROTECTED_PATTERNS, workspace=tmp_path)
     with pytest.raises(SafetyViolation, match="settings"):
         check.check("write", {"path": "settings"})
+
+
+async def test_safe_tool_wrapper_delegates_and_fails_closed(tmp_path):
+    from clawnb.safety import PathValidator, SafeToolWrapper
+    from clawnb.tools.read import ReadTool
+    from clawnb.tools.write import WriteTool
+
+    class Broken:
+        def check(self, tool_name, args):
+            raise KeyError("bug")
+
+    wrapped = SafeToolWrapper(WriteTool(tmp_path), [PathValidator(tmp_path), Broken()])
+    assert wrapped.definition.name == "write"
+    assert wrapped.read_only is False and SafeToolWrapper(ReadTool(), []).read_only is True
+    assert SafeToolWrapper(ReadTool(), []).concurrency_safe is True
+    result = await wrapped.call({"path": "a.txt", "content": "x"})
+    assert result == "error: safety check failed: KeyError: 'bug'"
+    assert not (tmp_path / "a.txt").exists()
+    result = await wrapped.call({"path": "../b.txt", "content": "x"})
+    assert result.startswith("error: safety check failed: path ")
