@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .runner import CellOptions, get_session, run_claw
+if TYPE_CHECKING:
+    from .runner import CellOptions
 
 __all__ = ["ClawMagics", "ClawTransformer", "claw_cell", "parse_options"]
 
@@ -61,6 +62,8 @@ def parse_options(line: str) -> CellOptions | None:
     if {"-h", "--help"} & set(line.split()):
         print(_claw_signature.parser.format_help())
         return None
+    from .runner import CellOptions  # the runner (and the engine) load on the first cell
+
     ns = parse_argstring(_claw_signature, line)
     if ns.max_turns is not None and ns.max_turns < 1:
         raise UsageError("--max-turns must be at least 1")
@@ -84,6 +87,8 @@ async def claw_cell(shell: Any, line: str, body: str) -> None:
     expanded as IPython does for any magic line."""
     if shell is not None and ("{" in line or "$" in line):
         line = shell.var_expand(line, depth=0)
+    from .runner import run_claw
+
     options = parse_options(line)
     if options is None:
         return None
@@ -147,6 +152,8 @@ class ClawMagics(Magics):
 
     @cell_magic("claw")
     def claw(self, line: str, cell: str) -> None:
+        from .runner import run_claw
+
         options = parse_options(line)
         if options is None:
             return None
@@ -180,6 +187,8 @@ class ClawMagics(Magics):
     @line_magic("claw")
     def claw_line(self, line: str) -> None:
         """%claw status | reset | history | cost | config | mode MODE | model NAME | undo | help"""
+        from .runner import get_session
+
         session = get_session(self.shell)
         words = line.split()
         command = words[0] if words else "status"

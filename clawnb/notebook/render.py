@@ -479,7 +479,8 @@ class WidgetView(_View):
             clear_output = clear_output or _clear
         self._display = display
         self._clear_output = clear_output
-        self.updates = 0
+        self.updates = 0  # widget messages sent
+        self.flushes = 0  # rounds of updates (each sends the changed widgets together)
         self.throttle = Throttle(self._flush, interval)
         self.footer = widgets.HTML(value="")
         self.body = widgets.VBox([])
@@ -562,6 +563,12 @@ class WidgetView(_View):
         return widget
 
     def _flush(self) -> None:
+        before = self.updates
+        self._flush_widgets()
+        if self.updates != before:
+            self.flushes += 1
+
+    def _flush_widgets(self) -> None:
         running = False
         for block in self.transcript.blocks:
             if block.card is not None and block.card.status == RUNNING:
