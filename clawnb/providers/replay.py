@@ -105,7 +105,10 @@ class ScriptedProvider:
             await emit(on_event, StreamEvent.TextDelta(piece))
         for i, call in enumerate(turn.tool_calls):
             await emit(on_event, StreamEvent.ToolCallStart(i, call.id, call.name))
-            await emit(on_event, StreamEvent.ToolCallDelta(i, compact_json(call.arguments)))
+            arguments = call.invalid_arguments
+            if arguments is None:
+                arguments = compact_json(call.arguments)
+            await emit(on_event, StreamEvent.ToolCallDelta(i, arguments))
         if turn.usage is not None:
             await emit(on_event, StreamEvent.Usage(turn.usage))
         await emit(on_event, StreamEvent.Done())

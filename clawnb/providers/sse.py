@@ -309,6 +309,19 @@ def usage_from(data: Any) -> TokenUsage | None:
         return None
 
 
+def _continues(slot: _Slot, index: int | None, call_id: str | None, name: str | None) -> bool:
+    """Does a tool-call entry continue ``slot`` (found by its index, or the latest call)?"""
+    if call_id is not None and not slot.synthetic_id and call_id != slot.id:
+        # A new id with a name is a new call (Ollama sends parallel calls all as index 0);
+        # without a name it is the same call under a regenerated id (some proxies).
+        return name is None
+    if index is not None:
+        return True
+    # Neither an index nor a known id (Mistral, Gemini): only a nameless entry, or one that
+    # repeats the name before any arguments, continues the latest call.
+    return name is None or not slot.name or (name == slot.name and not slot.args)
+
+
 class TurnAssembler:
     """Tolerant chunk assembler: payloads in, :class:`StreamEvent` s out, one turn at the end.
 
@@ -448,17 +461,13 @@ class TurnAssembler:
             args = compact_json(args)
 
         slot = self._by_id.get(call_id) if call_id is not None else None
-        if slot is None and index is not None:
-            candidate = self._by_index.get(index)
-            # A different id on a used index is a new call (parallel calls all sent as index 0).
-            if candidate is not None and (
-                call_id is None or candidate.synthetic_id or candidate.id == call_id
-            ):
+        if slot is None:
+            if index is not None:
+                candidate = self._by_index.get(index)
+            else:
+                candidate = self._slots[-1] if self._slots else None
+            if candidate is not None and _continues(candidate, index, call_id, name):
                 slot = candidate
-        if slot is None and index is None and call_id is None and self._slots:
-            last = self._slots[-1]
-            if name is None or not last.name or (name == last.name and not last.args):
-                slot = last
         if slot is None:
             slot = _Slot(len(self._slots), call_id)
             self._slots.append(slot)

@@ -217,6 +217,26 @@ VARIANTS = [
         usage=TokenUsage(12, 7),
     ),
     Variant(
+        "regenerated_id_on_every_chunk",
+        body(
+            data(delta(tool_calls=[tc(0, "id-1", "read", "")])),
+            data(delta(tool_calls=[tc(0, "id-2", None, '{"path":')])),
+            data(delta(tool_calls=[tc(0, "id-3", None, '"z"}')])),
+            "data: [DONE]",
+        ),
+        calls=[("id-1", "read", {"path": "z"})],
+    ),
+    Variant(
+        "gemini_no_index_with_ids_and_continuations",
+        body(
+            data(delta(tool_calls=[tc(None, "g1", "read", '{"path":')])),
+            data(delta(tool_calls=[tc(None, None, None, '"a"}')])),
+            data(delta(tool_calls=[tc(None, "g2", "read", '{"path":"b"}')])),
+            "data: [DONE]",
+        ),
+        calls=[("g1", "read", {"path": "a"}), ("g2", "read", {"path": "b"})],
+    ),
+    Variant(
         "no_tool_call_ids",
         body(
             data(delta(tool_calls=[tc(0, None, "read", '{"path":"a"}')])),
