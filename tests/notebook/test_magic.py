@@ -257,3 +257,25 @@ def test_plan_mode_stops_after_the_plan_with_deny(shell, tmp_path: Path, capsys)
     out = capsys.readouterr().out
     assert "Plan: 1. write b.txt" in out and "plan not executed" in out
     assert not (tmp_path / "b.txt").exists()
+
+
+def test_plain_cell_magic_fallback_without_autoawait(shell, tmp_path: Path, capsys) -> None:
+    write_script(tmp_path / "s.jsonl", [{"text": "via asyncio.run"}])
+    shell.autoawait = False
+    try:
+        assert shell.run_cell("%%claw --model scripted:s.jsonl\nhi").success
+    finally:
+        shell.autoawait = True
+    assert "via asyncio.run" in capsys.readouterr().out
+
+
+async def test_background_task_with_stop_button_inside_a_running_loop(shell, tmp_path: Path) -> None:
+    from clawnb.notebook.magic import ClawMagics
+
+    write_script(tmp_path / "s.jsonl", [{"text": "from the background"}])
+    magics = ClawMagics(shell)
+    assert magics.claw("--model scripted:s.jsonl", "hi") is None  # returns at once
+    task = magics._background
+    assert task is not None and not task.done()
+    await task
+    assert shell._clawnb_session.messages[-1].turn.text == "from the background"
