@@ -308,11 +308,13 @@ def _is_within(path: str, directory: str) -> bool:
 # CommandFilter
 
 
-def normalize_command(command: str) -> list[str]:
+def normalize_command(command: str, *, _depth: int = 0) -> list[str]:
     """The spellings of ``command`` a filter looks at: the whole line with runs of whitespace
     collapsed, then each simple command in it, unquoted, with leading ``VAR=value`` words,
     wrappers (``env``, ``command``, ``nohup``…), backslashes and directories
-    (``/usr/bin/sudo`` → ``sudo``) removed. Order is preserved; duplicates are dropped."""
+    (``/usr/bin/sudo`` → ``sudo``) removed. The script given to ``sh -c``/``bash -c`` and the
+    text given to ``eval`` are looked at the same way. Order is preserved; duplicates are
+    dropped."""
     forms: list[str] = []
 
     def add(text: str) -> None:
@@ -344,9 +346,29 @@ def normalize_command(command: str) -> list[str]:
                 continue
             words = [base, *words[1:]]
             break
-        if words:
-            add(" ".join(words))
+        if not words:
+            continue
+        add(" ".join(words))
+        if _depth < 3:
+            inner = _inner_script(words)
+            if inner:
+                for form in normalize_command(inner, _depth=_depth + 1):
+                    add(form)
     return forms
+
+
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
+
+
+def _inner_script(words: list[str]) -> str | None:
+    """The script a command runs as shell code: ``bash -c SCRIPT`` or ``eval TEXT``."""
+    if words[0] == "eval" and len(words) > 1:
+        return " ".join(words[1:])
+    if words[0] in _SHELLS:
+        for i, word in enumerate(words[1:-1], 1):
+            if word == "-c" or (word.startswith("-") and not word.startswith("--") and "c" in word):
+                return words[i + 1]
+    return None
 
 
 class CommandFilter:

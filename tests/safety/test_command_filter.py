@@ -134,3 +134,13 @@ def test_star_matches_slash_and_matching_is_case_sensitive():
     f = CommandFilter.default_filters()
     assert f.is_blocked("rm -rf /home/x") == "rm -rf /*"
     assert f.is_blocked("SUDO ls") is None
+
+
+def test_scripts_given_to_a_shell_or_eval_are_looked_into():
+    f = CommandFilter.default_filters()
+    assert f.is_blocked("bash -c 'sudo id'") == "sudo *"
+    assert f.is_blocked('sh -xc "rm -rf /"') == "rm -rf /"
+    assert f.is_blocked("eval 'sudo reboot'") == "sudo *"
+    assert f.is_blocked("bash -c \"bash -c 'sudo id'\"") == "sudo *"
+    assert f.is_blocked("bash -c 'echo sudo'") is None
+    assert f.is_blocked("bash --norc script.sh") is None
