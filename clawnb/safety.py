@@ -13,7 +13,8 @@ reason the model can read. The checks:
 * :class:`CommandFilter` — glob patterns of shell commands to refuse (``sudo *``,
   ``rm -rf /``…). It is **best-effort and not a sandbox**: a shell has endless spellings for the
   same act. It checks the whole line and each simple command in it (quotes, ``VAR=`` prefixes,
-  ``env``/``command`` wrappers and ``/usr/bin/`` removed), which catches the common shapes;
+  ``env``/``command`` wrappers and ``/usr/bin/`` removed; ``bash -c`` scripts and ``eval``
+  text looked into), which catches the common shapes;
   the real boundary is the permission engine asking before every bash call, plus approvals.
   ``benchmarks/command_filter_coverage.py`` measures what it catches.
 * :class:`ProtectedFileCheck` — writes and edits to files like ``.env`` or ``.git/**`` are
