@@ -1,0 +1,89 @@
+"""Result size control: head + tail with a marker, the full text saved under the session
+directory, wired into the executor as ``result_limit``."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from clawnb.agent import SimpleAgent
+from clawnb.providers.mock import MockProvider
+from clawnb.tools import BashTool, ReadTool, ResultLimiter, truncate_middle
+from clawnb.types import AssistantTurn, Message, StopReason, ToolCall
+
+
+def test_truncate_middle_keeps_head_and_tail():
+    text = "".join(f"{i:05d}\n" for i in range(20_000))  # 120,000 chars
+    out = truncate_middle(text, 50_000)
+    assert len(out) <= 50_000
+    assert out.startswith("00000\n00001\n")
+    assert out.endswith("19998\n19999\n")
+    dropped = int(re.search(r"\[\.\.\. truncated (\d+) chars \.\.\.\]", out).group(1))
+    kept = len(out) - len(f"\n\n[... truncated {dropped} chars ...]\n\n")
+    assert kept + dropped == len(text)
+
+
+def test_short_text_is_untouched():
+    assert truncate_middle("short", 50_000) == "short"
+    limiter = ResultLimiter()
+    assert limiter(ToolCall("c1", "read", {}), "x" * 50_000) == "x" * 50_000
+
+
+def test_limiter_saves_full_result(tmp_path):
+    limiter = ResultLimiter(max_chars=10_000, directory=tmp_path)
+    content = "A" * 30_000 + "MIDDLE" + "Z" * 30_000
+    out = limiter(ToolCall("call/1", "grep", {}), content)
+    assert len(out) <= 10_000
+    assert "[... truncated" in out and "MIDDLE" not in out
+    saved = re.search(r"saved to (\S+);", out).group(1)
+    assert saved.startswith(str(tmp_path / "tool-results"))
+    assert saved.endswith("-grep-call_1.txt")
+    with open(saved) as fh:
+        assert fh.read() == content
+
+
+def test_default_directory_is_created_lazily():
+    limiter = ResultLimiter(max_chars=1000)
+    out = limiter(ToolCall("c", "bash", {}), "y" * 5000)
+    saved = re.search(r"saved to (\S+);", out).group(1)
+    assert "clawnb-results-" in saved
+    with open(saved) as fh:
+        assert len(fh.read()) == 5000
+    shutil.rmtree(limiter.directory)
+
+
+def test_limiter_rejects_tiny_budget():
+    with pytest.raises(ValueError):
+        ResultLimiter(max_chars=10)
+
+
+async def test_limiter_in_the_loop(tmp_path):
+    """The loop stores the truncated text in the history; the model can read the rest."""
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"line {i}\n" for i in range(20_000)))
+    provider = MockProvider(
+        [
+            AssistantTurn(None, [ToolCall("c1", "read", {"path": str(big)})], StopReason.TOOL_USE),
+            AssistantTurn("done", [], StopReason.STOP),
+        ]
+    )
+    limiter = ResultLimiter(max_chars=5_000, directory=tmp_path / "session")
+    agent = SimpleAgent(provider, tools=[ReadTool()], result_limit=limiter)
+    messages = [Message.User("read it")]
+    assert await agent.chat(messages) == "done"
+    result = messages[2]
+    assert isinstance(result, Message.ToolResult)
+    assert len(result.content) <= 5_000
+    assert result.content.count("line 0\n") == 1 and "line 19999" in result.content
+    saved = re.search(r"saved to (\S+);", result.content).group(1)
+    # the saved file is exactly what the tool returned, readable with the read tool
+    assert await ReadTool().call({"path": saved}) == big.read_text()
+
+
+async def test_bash_output_is_limited_too(tmp_path):
+    limiter = ResultLimiter(max_chars=2_000, directory=tmp_path)
+    out = limiter(ToolCall("b", "bash", {}), await BashTool().call({"command": "seq 1 5000"}))
+    assert out.count("\n") < 500
+    assert "5000" in out
