@@ -218,6 +218,7 @@ def build_agent(
     subagents: bool = True,
     system_prompt: str | None = None,
     gate: Gate | None | bool = True,
+    record: str | os.PathLike[str] | None = None,
 ) -> AgentSession:
     """Build a ready agent from config.
 
@@ -227,7 +228,9 @@ def build_agent(
     (without it, calls that need approval are refused with a clear result). ``session``:
     ``None`` keeps the history in memory, ``"new"`` persists a new session, an id or
     ``"latest"`` resumes one, a :class:`SessionLog` is used as is. ``gate=False`` (or
-    ``None``) runs tools without any gate — for tests and trusted scripts only.
+    ``None``) runs tools without any gate — for tests and trusted scripts only. ``record``
+    appends every model turn to a JSONL file that ``replay:<file>`` plays back later
+    (compaction summaries are left out of it, as a replay summarises offline).
     """
     ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
     if config is None:
@@ -236,6 +239,13 @@ def build_agent(
     if provider is None:
         provider = make_provider(model_name, config)
     offline = is_offline_model(model_name)
+    summarizer: Any = ExtractiveSummarizer() if offline else None
+    if record is not None:
+        from .providers.replay import RecordingProvider
+
+        if summarizer is None:
+            summarizer = provider  # summaries go to the model, but not into the recording
+        provider = RecordingProvider(provider, record)
     permission_mode = mode or config.permissions.mode
 
     cost = CostTracker.for_model(model_name, config)
@@ -244,7 +254,7 @@ def build_agent(
     context = ContextManager(
         config.max_context_tokens,
         config.preserve_recent,
-        summarizer=ExtractiveSummarizer() if offline else None,
+        summarizer=summarizer,
         on_usage=cost.record,
     )
 

@@ -15,7 +15,8 @@ happens (``--no-save`` to keep it in memory only), so ``--resume`` picks a conve
 again after a crash.
 
 Offline: ``--model scripted:<file>`` (or ``replay:<file>``) plays a scripted model; the
-tools still run for real.
+tools still run for real. ``--record FILE`` saves a live session's model turns so that
+``--model replay:FILE`` can play it back without a network or a key.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def add_chat_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--resume", nargs="?", const="latest", metavar="ID",
                    help="continue a saved session (default: the latest)")
     p.add_argument("--no-save", action="store_true", help="do not save the session to disk")
+    p.add_argument("--record", metavar="FILE",
+                   help="append every model turn to FILE (replay it with --model replay:FILE)")
     p.add_argument("--no-color", action="store_true", help="plain output without colours")
     p.set_defaults(func=chat_main)
     return p
@@ -291,6 +294,7 @@ class ChatApp:
                 mode=args.mode,
                 approve=self.approve,
                 session=None if args.no_save else (args.resume or "new"),
+                record=args.record,
             )
         except ClawError as exc:
             print(f"error: {exc}", file=sys.stderr)

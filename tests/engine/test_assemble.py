@@ -169,3 +169,23 @@ def test_make_provider(tmp_path):
 
     with pytest.raises(ScriptError):
         make_provider(f"replay:{tmp_path / 'missing.jsonl'}", Config())
+
+
+async def test_recording_leaves_out_compaction_summaries(tmp_path):
+    from clawnb.providers.mock import MockStreamProvider
+    from clawnb.providers.replay import load_script
+    from clawnb.types import AssistantTurn, TokenUsage
+
+    provider = MockStreamProvider([
+        AssistantTurn("one", usage=TokenUsage(900, 200)),
+        AssistantTurn("the summary"),
+        AssistantTurn("two", usage=TokenUsage(100, 10)),
+    ])
+    rec = tmp_path / "rec.jsonl"
+    s = build_agent(Config(max_context_tokens=1000, preserve_recent=1), workspace=tmp_path,
+                    model="live/model", provider=provider, record=rec)
+    await s.send("q1")
+    assert s.context.compactions == 1
+    assert s.history[1].content == SUMMARY_PREFIX + "the summary"
+    await s.send("q2")
+    assert [t.text for t in load_script(rec)] == ["one", "two"]
