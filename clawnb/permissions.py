@@ -242,8 +242,11 @@ class PermissionRule:
         commands, substitutes = split_shell_commands(command)
         commands = [" ".join(c.split()) for c in commands]
         if self.permission is Permission.Deny:
-            whole = " ".join(command.split())
-            return any(_glob_match(self.arg_pattern, c) for c in [whole, *commands])
+            # any spelling the command filter would look at: ``env rm x``, ``bash -c 'rm x'``
+            from .safety import normalize_command
+
+            forms = [*commands, *normalize_command(command)]
+            return any(_glob_match(self.arg_pattern, c) for c in forms)
         # Allow/Ask must cover the whole line: every command, no hidden substitutions.
         if substitutes or not commands:
             return False

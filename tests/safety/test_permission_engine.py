@@ -116,7 +116,17 @@ def test_bash_allow_rules_cover_the_whole_line(command, allowed):
 
 @pytest.mark.parametrize(
     "command",
-    ["rm -rf x", "ls; rm -rf x", "ls && rm -rf x", "echo $(rm -rf x)", "ls | rm -rf x"],
+    [
+        "rm -rf x",
+        "ls; rm -rf x",
+        "ls && rm -rf x",
+        "echo $(rm -rf x)",
+        "ls | rm -rf x",
+        "env rm -rf x",
+        "/bin/rm -rf x",
+        "bash -c 'rm -rf x'",
+        "FOO=1 rm x",
+    ],
 )
 def test_bash_deny_rules_match_any_part(command):
     eng = engine("bypass", deny=["bash(rm *)"])
