@@ -120,11 +120,11 @@ def test_claw_cell_deny_leaves_file_unwritten_and_next_cell_runs(lab) -> None:
 
 SLOW_WORDS = "One two three four five six seven eight nine ten, all streamed slowly.".split()
 SLOW_TEXT = " ".join(SLOW_WORDS)
-SLOW_DELAY_S = 0.25
+SLOW_DELAY_S = 0.15
 
 
 class _SlowChatHandler(BaseHTTPRequestHandler):
-    """An OpenAI-compatible ``/chat/completions`` that streams one word every 250 ms."""
+    """An OpenAI-compatible ``/chat/completions`` that streams one word every 150 ms."""
 
     requests: list[dict] = []
 
