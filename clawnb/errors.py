@@ -83,6 +83,13 @@ class ProviderHTTPError(ProviderError):
         self.code = code
         self.retry_after = retry_after
 
+    def __reduce__(self):  # keep the fields when pickled (e.g. across processes)
+        return (
+            type(self),
+            (self.status, self.message, self.code),
+            {"retry_after": self.retry_after},
+        )
+
 
 class BadRequestError(ProviderHTTPError):
     """The request was refused as such (bad model name, context too long, bad schema)."""
@@ -111,13 +118,16 @@ class ProviderTimeout(ProviderConnectionError):
 class StreamError(ProviderError):
     """The server reported an error inside a successful (200) response — usually mid-stream."""
 
-    def __init__(self, message: str, *, code: str | int | None = None) -> None:
+    def __init__(self, message: str, code: str | int | None = None) -> None:
         detail = f"the server reported an error: {message}"
         if code is not None:
             detail += f" (code {code})"
         super().__init__(detail)
         self.message = message
         self.code = code
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.code))
 
 
 class ConfigError(ClawError):
