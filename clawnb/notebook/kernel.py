@@ -114,4 +114,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # `python -m clawnb.notebook.kernel install …` installs; anything else (the kernelspec's
+    # `-f {connection_file}`) starts the kernel
+    if len(sys.argv) > 1 and sys.argv[1] == "install":
+        raise SystemExit(main(sys.argv[1:]))
     launch()

@@ -279,3 +279,11 @@ async def test_background_task_with_stop_button_inside_a_running_loop(shell, tmp
     assert task is not None and not task.done()
     await task
     assert shell._clawnb_session.messages[-1].turn.text == "from the background"
+
+
+def test_max_turns_stops_with_a_clear_line(shell, tmp_path: Path, capsys, monkeypatch) -> None:
+    loop_turn = {"tool_calls": [{"id": "r", "name": "read", "arguments": {"path": "s.jsonl"}}]}
+    write_script(tmp_path / "s.jsonl", [loop_turn] * 5)
+    shell.run_cell("%%claw --model scripted:s.jsonl --max-turns 2\nloop")
+    assert "exceeded max turns (2)" in capsys.readouterr().out
+    assert_history_valid(shell._clawnb_session.messages)

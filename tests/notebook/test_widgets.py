@@ -226,3 +226,75 @@ async def test_ask_widget_handler_buttons_and_text(rendered_view) -> None:
     text.value = "Ada"
     click(send)
     assert await asyncio.wait_for(task, 1) == "Ada"
+
+
+async def test_ask_user_handler_uses_the_card_buttons(rendered_view) -> None:
+    from clawnb.notebook.approval import NotebookInputHandler
+
+    view, _ = rendered_view
+    handler = NotebookInputHandler(view, Approver(view, how="widget"))
+    task = asyncio.ensure_future(handler.ask("Which colour?", ["red", "blue"]))
+    await asyncio.sleep(0.01)
+    click(view.body.children[-1].children[1].children[0])
+    assert await asyncio.wait_for(task, 1) == "red"
+
+
+async def test_ask_user_handler_headless_is_a_clear_error(monkeypatch) -> None:
+    from clawnb.notebook.approval import NotebookInputHandler
+    from clawnb.notebook.render import TextView
+    from clawnb.tools.base import ToolError
+
+    view = TextView()
+    handler = NotebookInputHandler(view, Approver(view, how="auto"))
+    with pytest.raises(ToolError, match="nobody can answer"):
+        await handler.ask("Which colour?", [])
+
+
+async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> None:
+    from clawnb.notebook.runner import CellOptions, NotebookSession, run_claw
+
+    from .conftest import write_script
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    write_script(tmp_path / "p.jsonl", [
+        {"text": "Plan v1", "tool_calls": [{"id": "e1", "name": "exit_plan", "arguments": {}}]},
+        {"text": "Plan v2", "tool_calls": [{"id": "e2", "name": "exit_plan", "arguments": {}}]},
+        {"text": "Carried out."},
+    ])
+
+    class Shell:
+        user_ns: dict = {}
+        execution_count = 1
+
+    shell = Shell()
+    shell._clawnb_session = NotebookSession(shell=None, cwd=str(tmp_path))
+    view, sink = make_view()
+    view.root._view_count = 1
+    options = CellOptions(model="scripted:p.jsonl", mode="plan")
+    task = asyncio.ensure_future(run_claw(shell, options, "make a plan", view=view))
+
+    async def press(label: str, text: str | None = None) -> None:
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            for box in view.body.children:
+                if "clawnb-question" in box._dom_classes:
+                    controls = box.children[1].children
+                    if text is not None and controls and hasattr(controls[0], "placeholder"):
+                        controls[0].value = text
+                        click(controls[1])
+                        return
+                    for c in controls:
+                        if getattr(c, "description", "") == label:
+                            click(c)
+                            return
+        raise AssertionError(f"no {label} button")
+
+    await press("Revise")
+    await press("Send", text="shorter please")
+    await press("Execute")
+    await asyncio.wait_for(task, 5)
+    md = sink.shown[-1]["text/markdown"]
+    assert "Plan v1" in md and "Plan v2" in md and "Carried out." in md
+    users = [m.content for m in shell._clawnb_session.messages if type(m).__name__ == "User"]
+    assert users == ["make a plan", "Revise the plan: shorter please"]
