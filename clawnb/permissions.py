@@ -44,6 +44,7 @@ __all__ = [
     "call_subject",
     "glob_is_valid",
     "split_shell_commands",
+    "writes_to_file",
 ]
 
 # Tools that change files but nothing else; ``accept_edits`` lets them run without asking.
@@ -189,6 +190,10 @@ def split_shell_commands(command: str) -> tuple[list[str], bool]:
             current.append(c)
             i += 1
             continue
+        if c == "&" and (command[i - 1 : i] in (">", "<") or command[i + 1 : i + 2] == ">"):
+            current.append(c)  # a redirection (``2>&1``, ``&> file``), not "run in background"
+            i += 1
+            continue
         for op in _OPERATORS:
             if command.startswith(op, i):
                 cut()
@@ -199,6 +204,51 @@ def split_shell_commands(command: str) -> tuple[list[str], bool]:
             i += 1
     cut()
     return parts, substitutes
+
+
+_REDIRECT_TARGET = re.compile(r"\s*(\S+)")
+
+
+def writes_to_file(command: str) -> bool:
+    """Whether a shell line redirects output into a file (``>``, ``>>``, ``&>``, ``>|``, outside
+    quotes). Duplicating a descriptor (``2>&1``) and ``/dev/null`` do not count."""
+    quote: str | None = None
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            i += 1
+            continue
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            quote = c
+            i += 1
+            continue
+        if c == ">" and command[i + 1 : i + 2] != "(":
+            j = i + 1
+            if command[j : j + 1] in (">", "|"):
+                j += 1
+            if command[j : j + 1] == "&":
+                rest = command[j + 1 :].lstrip()
+                if rest[:1].isdigit() or rest.startswith("-"):
+                    i = j + 1
+                    continue
+                j += 1
+            match = _REDIRECT_TARGET.match(command, j)
+            target = match.group(1).strip("'\"") if match else ""
+            if target != "/dev/null":
+                return True
+            i = j
+            continue
+        i += 1
+    return False
 
 
 class PermissionRule:
@@ -247,8 +297,9 @@ class PermissionRule:
 
             forms = [*commands, *normalize_command(command)]
             return any(_glob_match(self.arg_pattern, c) for c in forms)
-        # Allow/Ask must cover the whole line: every command, no hidden substitutions.
-        if substitutes or not commands:
+        # Allow/Ask must cover the whole line: every command, no hidden substitutions, no
+        # output redirected into a file (``git log > ~/.bashrc`` is not "just git log").
+        if substitutes or not commands or writes_to_file(command):
             return False
         return all(_glob_match(self.arg_pattern, c) for c in commands)
 

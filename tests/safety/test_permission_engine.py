@@ -218,3 +218,28 @@ def test_path_allow_rules_follow_symlinks(tmp_path):
     assert eng.evaluate(WRITE, {"path": "src/cfg/settings.toml"}) is D  # really config/
     eng = engine("default", allow=["write(src/**)"], workspace=tmp_path)
     assert eng.evaluate(WRITE, {"path": "src/cfg/settings.toml"}) is Q
+
+
+@pytest.mark.parametrize(
+    ("command", "writes"),
+    [
+        ("git log > out.txt", True),
+        ("git log >> ~/.bashrc", True),
+        ("git log &> all.txt", True),
+        ("git log >| forced.txt", True),
+        ("git log 2>&1", False),
+        ("git log >&2", False),
+        ("git log > /dev/null 2>&1", False),
+        ("git log >& /tmp/x", True),
+        ("git commit -m 'a > b'", False),
+        ('git commit -m "a > b"', False),
+        ("git log 1>/dev/null", False),
+        ("git log \\> x", False),
+    ],
+)
+def test_writes_to_file(command, writes):
+    from clawnb.permissions import writes_to_file
+
+    assert writes_to_file(command) is writes
+    eng = engine("default", allow=["bash(git *)"])
+    assert (eng.evaluate(BASH, {"command": command}) is A) is (not writes)
