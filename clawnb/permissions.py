@@ -12,8 +12,9 @@ Two extensions make it usable on a real machine:
 * **Argument rules.** ``bash(git *)`` or ``write(src/**)`` match the call's *subject* too — the
   ``command`` of a bash call, the ``path`` of a file tool (see :func:`call_subject`). For bash an
   *allow* rule must match every command of a compound line (``git status && rm -rf x`` is not
-  allowed by ``bash(git *)``) and the line must not substitute commands (``$(…)``, backticks);
-  a *deny* rule matches when any one of the commands matches.
+  allowed by ``bash(git *)``), the line must not substitute commands (``$(…)``, backticks)
+  nor redirect output into a file; a *deny* rule matches when any one of the commands matches,
+  in any spelling :func:`clawnb.safety.normalize_command` produces.
 * **Modes** (:class:`PermissionMode`): ``default`` (read-only tools run, everything else asks),
   ``accept_edits`` (file edits run too, bash still asks), ``plan`` (only read-only tools; the rest
   is denied) and ``bypass`` (everything runs). With a mode set, a matching **deny rule wins in
