@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, ConfigLoader
-from .context import ContextManager, ExtractiveSummarizer
+from .context import ContextManager, ExtractiveSummarizer, estimate_tokens
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .session import SessionLog, SessionStore
@@ -189,6 +189,7 @@ class AgentSession:
         if isinstance(old, SessionLog) and old is not history:
             old.close()
         self.context.tokens_used = 0
+        self.context.context_tokens = estimate_tokens(history)
         self.cost.reset()
 
     def _meta(self) -> dict[str, Any]:

@@ -219,7 +219,7 @@ class ChatApp:
     def do_cost(self) -> None:
         ctx = self.session.context
         self.say(self.session.cost.summary())
-        self.say(f"context: ~{ctx.tokens_used} of {ctx.max_tokens} tokens, "
+        self.say(f"context: ~{ctx.context_tokens} of {ctx.max_tokens} tokens, "
                  f"{len(self.session.history)} messages, {ctx.compactions} compactions")
 
     def do_compact(self) -> None:

@@ -12,12 +12,16 @@ Rules beyond the book:
   is still followed by its results.
 * **Summaries do not pile up.** An earlier ``[Conversation summary]`` message is summarised
   again with the rest of the middle instead of being kept beside the new one.
-* **Counting.** ``record(usage)`` adds the real figures a provider reports (the book's
-  accounting). A loop calls :meth:`maybe_compact` after every turn; if no usage was recorded
-  since the previous check (offline and scripted models report none), the count is re-estimated
-  from the history at about four characters per token (:func:`estimate_tokens`). After a
-  compaction the count is set to the estimate of the new, shorter history (better than the
-  book's ``tokens /= 3``), and the next real usage report replaces that estimate.
+* **Counting what is in the window, not what was ever sent.** ``tokens_used`` is the book's
+  running total of every recorded turn (input + output), kept for display. Compaction instead
+  compares ``context_tokens``, the size of the history *now*: a provider's usage report for
+  the latest turn measures exactly that (its input was the whole history, its output the new
+  reply), and messages appended after that turn (tool results) are added at about four
+  characters per token (:func:`estimate_tokens`). The book's total grows with every turn, so
+  it would compact long before the window is full, and again every few turns after.
+  If a turn reports no usage (offline and scripted models), the whole history is estimated.
+  After a compaction, ``context_tokens`` is the estimate of the new, shorter history until the
+  next real report replaces it; ``tokens_used`` is divided by 3 as in the book.
 * The summary request is one provider call with no tools; its usage goes to ``on_usage``
   (e.g. a :class:`~clawnb.usage.CostTracker`) so the cost figure includes it. A
   ``summarizer`` may stand in for the agent's provider (a cheaper model, or
@@ -127,31 +131,34 @@ class ContextManager:
         self.preserve_recent = preserve_recent
         self.summarizer = summarizer
         self.on_usage = on_usage
-        self.tokens_used = 0
+        self.tokens_used = 0  # the book's counter: everything recorded so far
+        self.context_tokens = 0  # what the next request will carry (compared with max_tokens)
         self.compactions = 0
         self._recorded = False  # usage recorded since the last maybe_compact
-        self._estimated = False  # tokens_used is an estimate a real report should replace
 
     def record(self, usage: TokenUsage) -> None:
-        """Add what one model turn consumed (input + output tokens)."""
+        """Note what one model turn consumed (input + output tokens)."""
         spent = usage.input_tokens + usage.output_tokens
-        if self._estimated:
-            # The first real report after an estimate measures the whole context: use it.
-            self.tokens_used = spent
-            self._estimated = False
-        else:
-            self.tokens_used += spent
+        self.tokens_used += spent
+        self.context_tokens = spent  # the turn's input was the whole history: a measurement
         self._recorded = True
 
     def should_compact(self) -> bool:
-        return self.tokens_used >= self.max_tokens
+        return self.context_tokens >= self.max_tokens
 
     async def maybe_compact(self, provider: Any, messages: list[Message]) -> bool:
-        """Compact if the count has reached the limit; re-estimate first when the last turn
-        reported no usage. Returns whether it compacted."""
-        if not self._recorded:
-            self.tokens_used = estimate_tokens(messages)
-            self._estimated = True
+        """After a turn: bring ``context_tokens`` up to date and compact if it reached the
+        limit. Returns whether it compacted."""
+        if self._recorded:
+            # The report covered everything up to the latest Assistant turn; add what came
+            # after it (tool results).
+            last = max(
+                (i for i, m in enumerate(messages) if isinstance(m, Message.Assistant)),
+                default=-1,
+            )
+            self.context_tokens += estimate_tokens(messages[last + 1:])
+        else:
+            self.context_tokens = estimate_tokens(messages)
         self._recorded = False
         if not self.should_compact():
             return False
@@ -194,13 +201,13 @@ class ContextManager:
         rebuilt = [*messages[:start], Message.System(SUMMARY_PREFIX + summary), *messages[end:]]
         messages[:] = rebuilt
         self.compactions += 1
-        self.tokens_used = estimate_tokens(messages)
-        self._estimated = True
+        self.tokens_used //= 3
+        self.context_tokens = estimate_tokens(messages)
         if self.should_compact():
             log.warning(
                 "history still ~%d tokens after compaction (limit %d): the %d preserved "
                 "messages alone are too large",
-                self.tokens_used,
+                self.context_tokens,
                 self.max_tokens,
                 len(messages) - start - 1,
             )
@@ -208,7 +215,7 @@ class ContextManager:
 
     def __repr__(self) -> str:
         return (
-            f"ContextManager(tokens_used={self.tokens_used}, max_tokens={self.max_tokens}, "
+            f"ContextManager(context_tokens={self.context_tokens}, max_tokens={self.max_tokens}, "
             f"preserve_recent={self.preserve_recent}, compactions={self.compactions})"
         )
 

@@ -124,19 +124,39 @@ async def test_offline_turns_are_estimated():
     cm = ContextManager(100, 2)
     messages = [Message.User("x" * 800)]  # ~200 tokens
     assert await cm.maybe_compact(MockProvider([_text("s")]), messages) is False  # too few
-    assert cm.tokens_used == estimate_tokens(messages) >= 200
+    assert cm.context_tokens == estimate_tokens(messages) >= 200
+
+
+async def test_compares_the_window_not_the_running_total():
+    cm = ContextManager(1000, 2)
+    messages = [Message.User("q")]
+    provider = MockProvider([])  # a compaction would fail loudly
+    for i in range(10):  # ten turns of a ~300-token conversation: 3,000 tokens sent in total
+        messages.append(Message.Assistant(_text(f"a{i}")))
+        cm.record(TokenUsage(290, 10))
+        assert await cm.maybe_compact(provider, messages) is False
+    assert cm.tokens_used == 3000  # the book's counter still adds everything up
+    assert cm.context_tokens == 300
+
+
+async def test_tool_results_after_the_report_are_added():
+    cm = ContextManager(1000, 1)
+    messages = [Message.User("q"), Message.Assistant(_calls("c1")),
+                Message.ToolResult("c1", "y" * 4000)]
+    cm.record(TokenUsage(200, 20))
+    assert await cm.maybe_compact(MockProvider([_text("short")]), messages)
+    assert cm.compactions == 1  # 220 measured + ~1000 estimated for the big result
 
 
 async def test_real_usage_replaces_the_estimate_after_compaction():
     cm = ContextManager(1000, 1)
     cm.record(TokenUsage(900, 200))
-    messages = [Message.User("a"), Message.User("b"), Message.User("c")]
+    messages = [Message.User("a"), Message.User("b"), Message.Assistant(_text("c"))]
     assert await cm.maybe_compact(MockProvider([_text("s")]), messages)
-    assert cm.tokens_used == estimate_tokens(messages)
+    assert cm.context_tokens == estimate_tokens(messages)
+    assert cm.tokens_used == 1100 // 3  # the book's "/= 3"
     cm.record(TokenUsage(300, 20))
-    assert cm.tokens_used == 320  # the next real report is the context size now
-    cm.record(TokenUsage(10, 5))
-    assert cm.tokens_used == 335  # then it accumulates, as in the book
+    assert cm.context_tokens == 320  # the next real report is the context size now
 
 
 async def test_summary_usage_and_separate_summarizer():
@@ -159,7 +179,7 @@ async def test_extractive_summarizer_is_bounded():
 async def test_loop_compacts_after_a_turn_with_usage():
     provider = MockStreamProvider([
         _calls("c1", usage=TokenUsage(600, 50)),
-        _text("first answer", TokenUsage(700, 20)),
+        _text("first answer", TokenUsage(950, 60)),
         _text("summary of it all"),  # the compaction call
     ])
     cm = ContextManager(1000, 2)
