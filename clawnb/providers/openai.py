@@ -340,7 +340,7 @@ def _error_details(raw: bytes) -> tuple[str, str | int | None]:
     FastAPI ``detail``, OpenRouter's upstream ``metadata.raw``, or plain text)."""
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         text = raw.decode("utf-8", "replace").strip()
         return _preview(" ".join(text.split()), 500), None
     if not isinstance(data, dict):
@@ -597,7 +597,7 @@ class OpenAICompatProvider:
                         raise self._http_error(response, response.content)
                     try:
                         data = response.json()
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         raise ProviderError(
                             "the server's response is not JSON: "
                             + self._redact(_preview(response.text))
@@ -703,7 +703,7 @@ class OpenAICompatProvider:
     ) -> AssistantTurn:
         try:
             data = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ProviderError(
                 "the server's response is not JSON: "
                 + self._redact(_preview(raw.decode(errors="replace")))

@@ -99,7 +99,7 @@ def parse_sse_line(line: str) -> list[Any] | None:
         return [_Done()]
     try:
         chunk = _loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(chunk, dict):
         return None
@@ -176,7 +176,7 @@ class StreamAccumulator:
             try:
                 arguments = _loads(partial.arguments)
                 invalid = None
-            except ValueError:
+            except (ValueError, RecursionError):
                 arguments = None
                 invalid = partial.arguments if partial.arguments.strip() else None
             calls.append(ToolCall(partial.id, partial.name, arguments, invalid))
@@ -262,12 +262,12 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
         return {}, None
     try:
         value = _loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, raw
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
             inner = _loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value, None
         if isinstance(inner, dict):
             return inner, None
@@ -353,7 +353,7 @@ class TurnAssembler:
             payload = payload.encode("utf-8", "surrogatepass")
         try:
             chunk = _loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             stripped = payload.strip()
             if stripped == b"[DONE]":
                 return self.close()
@@ -369,7 +369,7 @@ class TurnAssembler:
             joined = self._broken + b"\n" + payload
             try:
                 chunk = _loads(joined)
-            except ValueError:
+            except (ValueError, RecursionError):
                 self._broken = joined if len(joined) < 1_000_000 else None
                 return []
             self._broken = None
@@ -380,8 +380,8 @@ class TurnAssembler:
     def feed_chunk(self, chunk: dict[str, Any]) -> list[Any]:
         """One decoded chunk object → events."""
         error = chunk.get("error")
-        if error is not None or chunk.get("object") == "error":
-            message, code = _error_text(error if error is not None else chunk)
+        if error or chunk.get("object") == "error":
+            message, code = _error_text(error or chunk)
             raise StreamError(message, code=code)
         events: list[Any] = []
         usage = chunk.get("usage")

@@ -115,6 +115,24 @@ def test_assembler_garbage_is_ignored():
     assert events == [StreamEvent.TextDelta("ok"), StreamEvent.Done()]
 
 
+def test_deeply_nested_json_never_raises():
+    deep = "[" * 100_000
+    assert parse_sse_line("data: " + deep) is None
+    turn, _ = assemble(deep, "{" * 50_000, chunk(content="still fine"))
+    assert turn.text == "still fine"
+    args = '{"a":' * 100_000
+    assert parse_arguments(args) == (None, args)
+    acc = StreamAccumulator()
+    acc.feed(StreamEvent.ToolCallStart(0, "c", "f"))
+    acc.feed(StreamEvent.ToolCallDelta(0, "[" * 100_000 + "]" * 100_000))
+    assert acc.finish().tool_calls[0].invalid_arguments is not None
+
+
+def test_falsy_error_fields_are_not_errors():
+    turn, _ = assemble({"error": None, **chunk(content="a")}, {"error": {}, **chunk(content="b")})
+    assert turn.text == "ab"
+
+
 def test_assembler_odd_usage_values_are_ignored():
     for usage in (
         '{"prompt_tokens": Infinity}',
