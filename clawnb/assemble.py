@@ -63,26 +63,10 @@ def is_offline_model(model: str) -> bool:
     return model.startswith(OFFLINE_PREFIXES)
 
 
-def _default_tools(workspace: Path) -> list[Tool]:
-    try:
-        from .tools import default_tools
-    except ImportError:
-        # Without the registry: the book's four file and shell tools, sharing one FileState
-        # so read-before-edit works across them.
-        from .tools.base import FileState
-        from .tools.bash import BashTool
-        from .tools.edit import EditTool
-        from .tools.read import ReadTool
-        from .tools.write import WriteTool
+def _default_tools(workspace: Path, input_handler: Any) -> ToolSet:
+    from .tools import default_tools
 
-        state = FileState()
-        return [
-            ReadTool(workspace, state),
-            WriteTool(workspace, state),
-            EditTool(workspace, state),
-            BashTool(workspace),
-        ]
-    return list(default_tools(workspace))
+    return default_tools(workspace, input_handler=input_handler)
 
 
 @dataclass
@@ -220,6 +204,7 @@ def build_agent(
     system_prompt: str | None = None,
     gate: Gate | None | bool = True,
     record: str | os.PathLike[str] | None = None,
+    input_handler: Any = None,
 ) -> AgentSession:
     """Build a ready agent from config.
 
@@ -232,6 +217,7 @@ def build_agent(
     ``None``) runs tools without any gate — for tests and trusted scripts only. ``record``
     appends every model turn to a JSONL file that ``replay:<file>`` plays back later
     (compaction summaries are left out of it, as a replay summarises offline).
+    ``input_handler`` answers the ``ask_user`` tool (without one the tool is not offered).
     """
     ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
     if config is None:
@@ -281,7 +267,7 @@ def build_agent(
     else:
         the_gate = gate
 
-    toolset = ToolSet(tools if tools is not None else _default_tools(ws))
+    toolset = ToolSet(tools if tools is not None else _default_tools(ws, input_handler))
     if subagents and "subagent" not in toolset:
         from .tools.subagent import SubagentTool
 
@@ -299,13 +285,18 @@ def build_agent(
     if system_prompt is None:
         from .instructions import InstructionLoader
         from .prompt import SystemPromptBuilder
+        from .tools.tool_search import deferred_tools_section
 
-        system_prompt = SystemPromptBuilder(
+        builder = SystemPromptBuilder(
             ws,
-            tools=list(toolset),
+            tools=[t for t in toolset if not getattr(t, "deferred", False)],
             instruction_loader=InstructionLoader(config.instruction_files),
             config_instructions=config.instructions,
-        ).build()
+        )
+        deferred = deferred_tools_section(toolset)
+        if deferred:
+            builder.section("deferred_tools", deferred, static=True)
+        system_prompt = builder.build()
 
     from .agent import SimpleAgent, StreamingAgent
 

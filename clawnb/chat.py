@@ -115,6 +115,22 @@ def _blocking_readline() -> str:
     return line.rstrip("\n")
 
 
+class _ChatInput:
+    """Answers the ``ask_user`` tool at the terminal (numbered options; a number picks one)."""
+
+    def __init__(self, app: ChatApp) -> None:
+        self.app = app
+
+    async def ask(self, question: str, options: list[str]) -> str:
+        self.app.say(f"\n  {question}")
+        for i, option in enumerate(options, 1):
+            self.app.say(f"    {i}) {option}")
+        answer = (await self.app.console.ask("  > ")).strip()
+        if answer.isdigit() and 1 <= int(answer) <= len(options):
+            return options[int(answer) - 1]
+        return answer
+
+
 class ChatApp:
     """The REPL. One event loop for the whole chat; each turn runs as a task that Ctrl-C
     cancels."""
@@ -295,6 +311,7 @@ class ChatApp:
                 approve=self.approve,
                 session=None if args.no_save else (args.resume or "new"),
                 record=args.record,
+                input_handler=_ChatInput(self),
             )
         except ClawError as exc:
             print(f"error: {exc}", file=sys.stderr)

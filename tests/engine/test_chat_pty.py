@@ -153,3 +153,27 @@ def test_plan_compact_and_resume_commands(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert (tmp_path / "ws" / "plan.txt").read_text() == "planned"
+
+
+def test_ask_user_is_answered_at_the_terminal(tmp_path):
+    script = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "q1", "name": "ask_user",
+                         "arguments": {"question": "Which colour?", "options": ["red", "blue"]}}]},
+        {"text": "Blue it is."},
+    ])
+    child = _spawn(tmp_path, script)
+    child.sendline("pick a colour")
+    child.expect("Which colour\\?")
+    child.expect("2\\) blue")
+    child.expect("  > ")
+    child.sendline("2")
+    child.expect("Blue it is.")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    from clawnb.session import SessionLog
+    from clawnb.types import Message
+
+    (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
+    assert Message.ToolResult("q1", "blue") in SessionLog.read(path)
