@@ -1,10 +1,11 @@
-"""``%%claw`` in a real JupyterLab + Chromium: streaming, the approval card, Approve and Deny.
+"""``%%claw`` in a real JupyterLab + Chromium: streaming, the approval card, Approve/Deny/Always.
 
-The notebook is written by the test: ``%load_ext clawnb``, a ``%%claw`` cell on the offline
-scripted model (it says something, then calls ``write``), and a plain Python cell after it.
-"Run All" must stream the text into the ``%%claw`` cell, park on a tool card that says
-"waiting for approval" with Approve / Deny / Always allow buttons, keep the next cell queued,
-and, after a click, finish the turn and let "Run All" go on. Screenshots of every step land in
+Each notebook is written by the test: ``%load_ext clawnb``, a ``%%claw`` cell, and a plain
+Python cell after it. With the offline scripted model (text, then a ``write`` call), "Run All"
+must show the text while the cell runs, park on a tool card that says "waiting for approval"
+with Approve / Deny / Always allow buttons, keep the next cell queued, and after a click
+finish the turn and let "Run All" go on. A slow OpenAI-compatible server on 127.0.0.1 proves
+the answer streams in word by word. Screenshots of every step land in
 ``test-artifacts/e2e/``. The contract is ``docs/notebook.md``.
 """
 
@@ -24,19 +25,14 @@ STREAMED = "Streaming a short note before I write the file for you."
 FILE_CONTENT = "written by the clawnb e2e test\n"
 
 
+def _write_call(call_id: str, path: str) -> dict:
+    return {"id": call_id, "name": "write", "arguments": {"path": path, "content": FILE_CONTENT}}
+
+
 def _script(target: str, final_text: str) -> str:
     """Two scripted turns: text plus a ``write`` call, then a closing answer."""
     turns = [
-        {
-            "text": STREAMED,
-            "tool_calls": [
-                {
-                    "id": "call_write_1",
-                    "name": "write",
-                    "arguments": {"path": target, "content": FILE_CONTENT},
-                }
-            ],
-        },
+        {"text": STREAMED, "tool_calls": [_write_call("call_write_1", target)]},
         {"text": final_text},
     ]
     return "".join(json.dumps(turn) + "\n" for turn in turns)
@@ -114,6 +110,33 @@ def test_claw_cell_deny_leaves_file_unwritten_and_next_cell_runs(lab) -> None:
     lab.wait_prompt_done(2)
     lab.shot("denied-and-next-cell-ran")
     assert not target.exists()
+
+
+def test_claw_cell_always_allow_answers_the_next_write_too(lab) -> None:
+    workdir = lab.server.root / "always"
+    workdir.mkdir()
+    turns = [
+        {"text": STREAMED, "tool_calls": [_write_call("call_1", "first.txt")]},
+        {"text": "And a second file.", "tool_calls": [_write_call("call_2", "second.txt")]},
+        {"text": "Both files are written."},
+    ]
+    (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    cells = [
+        "%load_ext clawnb",
+        "%%claw --model scripted:script.jsonl\nWrite two files.",
+        "import pathlib\nprint('after claw cell:', sorted(p.name for p in pathlib.Path().glob('*.txt')))",
+    ]
+    lab.open(lab.server.write_notebook("always.ipynb", cells, directory=workdir))
+
+    claw = _run_until_approval_card(lab, workdir / "first.txt")
+    claw.get_by_role("button", name="Always allow", exact=True).click()
+
+    # The second write is not asked about: the turn runs to its end with no further click.
+    lab.wait_output(1, r"Both files are written\.")
+    lab.wait_output(2, r"after claw cell: \['first\.txt', 'second\.txt'\]")
+    lab.wait_prompt_done(1)
+    lab.shot("always-allowed-both-written")
+    assert (workdir / "second.txt").read_text() == FILE_CONTENT
 
 
 # -- live streaming from a slow local model server -------------------------------------------
