@@ -27,7 +27,7 @@ from typing import Any
 
 from ..events import AgentEvent
 from ..executor import Gate, Refusal
-from ..types import AssistantTurn, Message, ToolCall, ToolResult
+from ..types import Message, ToolCall, ToolResult
 from .approval import Approver, NotebookInputHandler, env_policy
 from .checkpoint import Checkpoints
 from .render import TextView, WidgetView
@@ -37,17 +37,31 @@ __all__ = [
     "ClawInterrupted",
     "NotebookGate",
     "NotebookSession",
-    "RecordingProvider",
     "get_session",
     "repair_history",
     "run_claw",
 ]
 
-SYSTEM_PROMPT = (
-    "You are clawnb, a coding agent running inside the user's Jupyter notebook. Use the tools "
-    "to read and change files in the workspace and to inspect or run code in the live kernel. "
-    "Be concise; answer in Markdown."
+NOTEBOOK_PROMPT = (
+    "You are running inside the user's Jupyter notebook. Besides the file and shell tools you "
+    "can inspect the user's kernel variables (inspect_variable) and run Python in their live "
+    "kernel (run_python, always approved by the user first). Answer in Markdown."
 )
+
+
+class InputProxy:
+    """The AskTool's handler for the whole session; forwards to the running cell's handler
+    (the tools outlive cells, the buttons do not)."""
+
+    def __init__(self) -> None:
+        self.target: Any = None
+
+    async def ask(self, question: str, options: list[str]) -> str:
+        if self.target is None:
+            from ..tools.base import ToolError
+
+            raise ToolError("no notebook cell is running to ask the user")
+        return await self.target.ask(question, options)
 INTERRUPTED_LINE = "interrupted: the turn was stopped; the conversation is kept"
 
 
@@ -80,28 +94,6 @@ def repair_history(messages: list[Message]) -> None:
             i = j
         else:
             i += 1
-
-
-class RecordingProvider:
-    """Wraps a provider and appends every turn it returns to a JSON Lines file that
-    :class:`~clawnb.providers.replay.ScriptedProvider` can replay (``--record`` / ``--replay``)."""
-
-    def __init__(self, inner: Any, path: str | os.PathLike[str]) -> None:
-        self.inner = inner
-        self.path = Path(path)
-
-    def _save(self, turn: AssistantTurn) -> AssistantTurn:
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"turn": turn.to_dict()}, ensure_ascii=False) + "\n")
-        return turn
-
-    async def chat(self, messages: list[Message], tools: list[Any]) -> AssistantTurn:
-        return self._save(await self.inner.chat(messages, tools))
-
-    async def stream_chat(self, messages: list[Message], tools: list[Any], on_event: Any = None):
-        if not hasattr(self.inner, "stream_chat"):
-            return await self.chat(messages, tools)
-        return self._save(await self.inner.stream_chat(messages, tools, on_event))
 
 
 class NotebookGate(Gate):
@@ -167,9 +159,11 @@ class NotebookSession:
     cells: int = 0
     provider: Any = None
     provider_key: tuple[Any, ...] | None = None
-    cost_tracker: Any = None
+    bundle: Any = None
+    bundle_key: tuple[Any, ...] | None = None
     file_state: Any = None
     running: bool = False
+    input_proxy: InputProxy = field(default_factory=lambda: InputProxy())
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -189,42 +183,57 @@ class NotebookSession:
             default_model, default_url = "openrouter/free", "https://openrouter.ai/api/v1"
         return self.model or default_model, self.base_url or default_url
 
-    def get_provider(self, replay: str | None = None, record: str | None = None) -> Any:
-        """The session's provider, rebuilt only when model, endpoint or files change (so a
+    def get_provider(self, replay: str | None = None) -> Any:
+        """The session's provider, rebuilt only when model, endpoint or replay file change (so a
         scripted model continues its script across cells)."""
         model, base_url = self.resolved_model()
-        key = (model, base_url, replay, record)
+        key = (model, base_url, replay)
         if self.provider is not None and self.provider_key == key:
             return self.provider
         provider: Any
-        if replay:
+        if replay or model.startswith(("scripted:", "replay:")):
             from ..providers.replay import ScriptedProvider
 
-            provider = ScriptedProvider.from_file(_here(replay))
-        elif model.startswith("scripted:"):
-            from ..providers.replay import ScriptedProvider
-
-            provider = ScriptedProvider.from_file(_here(model.removeprefix("scripted:")))
+            path = replay or model.split(":", 1)[1]
+            provider = ScriptedProvider.from_file(_here(path))
         else:
             from ..providers.openai import OpenAICompatProvider
 
             provider = OpenAICompatProvider(model, base_url=base_url)
-        if record:
-            provider = RecordingProvider(provider, _here(record))
         self.provider, self.provider_key = provider, key
-        self.cost_tracker = None
+        self.bundle = None
         return provider
 
-    def get_cost_tracker(self) -> Any:
-        if self.cost_tracker is None:
-            from ..usage import CostTracker
+    def agent_bundle(self, options: CellOptions) -> Any:
+        """The engine's wired agent (:func:`clawnb.assemble.build_agent`: config, gate, system
+        prompt with project instructions, compaction, cost, subagents) over this session's
+        provider, tools and history; rebuilt only when model, mode, workspace or recording
+        change. Per-cell parts (approver, view) are swapped in by :func:`run_claw`."""
+        provider = self.get_provider(options.replay)
+        model, base_url = self.resolved_model()
+        key = (id(provider), self.mode, self.cwd, options.record)
+        if self.bundle is not None and self.bundle_key == key:
+            return self.bundle
+        from ..assemble import build_agent
 
-            model, _ = self.resolved_model()
-            try:
-                self.cost_tracker = CostTracker.for_model(model, self.config())
-            except Exception:
-                self.cost_tracker = CostTracker(model=model, priced=False)
-        return self.cost_tracker
+        config = self.config()
+        if self.base_url:
+            config = config.model_copy(update={"base_url": self.base_url})
+        bundle = build_agent(
+            config,
+            workspace=self.cwd,
+            provider=provider,
+            model=model,
+            mode="default" if self.mode == "plan" else self.mode,
+            tools=self.tools(self.input_proxy),
+            streaming=hasattr(provider, "stream_chat"),
+            record=_here(options.record) if options.record else None,
+        )
+        bundle.history = self.messages
+        bundle.system_prompt = f"{bundle.system_prompt}\n\n{NOTEBOOK_PROMPT}"
+        bundle.agent.system_prompt = bundle.system_prompt
+        self.bundle, self.bundle_key = bundle, key
+        return bundle
 
     def tools(self, input_handler: Any = None) -> list[Any]:
         """The engine's standard tools for the workspace (one FileState for the whole
@@ -241,31 +250,15 @@ class NotebookSession:
             tools += [InspectVariableTool(self.shell.user_ns), RunPythonTool(self.shell.user_ns)]
         return tools
 
-    def gate(self, approver: Approver) -> NotebookGate:
-        from ..gates import GatePipeline
-
-        try:
-            inner = GatePipeline.from_config(
-                self.config(), workspace=self.cwd, mode=self.mode, approve=approver
-            )
-        except Exception:
-            from ..gates import build_gate
-
-            inner = build_gate(mode=self.mode, workspace=self.cwd, approve=approver)
-        if inner.permissions is not None:
-            # the cell's mode wins over the config's; plan mode restricts the tools itself
-            # (PlanAgent) and executes an accepted plan under the default rules
-            inner.permissions.set_mode("default" if self.mode == "plan" else self.mode)
-        return NotebookGate(inner, approver, self)
-
     # -- line magic answers ---------------------------------------------------------------------
 
     def reset(self) -> str:
         self.messages.clear()
         self.always_allowed.clear()
         self.input_tokens = self.output_tokens = self.turns = 0
-        if self.cost_tracker is not None:
-            self.cost_tracker.reset()
+        if self.bundle is not None:
+            self.bundle.cost.reset()
+            self.bundle.context.tokens_used = 0
         return "conversation cleared"
 
     def status(self) -> str:
@@ -301,9 +294,8 @@ class NotebookSession:
         return scrub("\n".join(lines) or "(empty conversation)")
 
     def cost(self) -> str:
-        tracker = self.get_cost_tracker() if self.provider is not None else None
-        if tracker is not None:
-            return tracker.summary()
+        if self.bundle is not None:
+            return self.bundle.cost.summary()
         return f"tokens: {self.input_tokens} in + {self.output_tokens} out"
 
     def config_text(self) -> str:
@@ -445,31 +437,24 @@ async def run_claw(shell: Any, options: CellOptions, body: str, *, view: Any = N
             if usage is not None:
                 session.input_tokens += usage.input_tokens
                 session.output_tokens += usage.output_tokens
-            if session.cost_tracker is not None:
-                session.cost_tracker.record(usage)
-                view.transcript.cost = _cost_part(session.cost_tracker)
+            if session.bundle is not None:
+                view.transcript.cost = _cost_part(session.bundle.cost)
 
     try:
-        provider = session.get_provider(options.replay, options.record)
-        session.get_cost_tracker()
-        tools = session.tools(NotebookInputHandler(view, approver))
-        gate = session.gate(approver)
-        agent_options = dict(
-            tools=tools,
-            gate=gate,
-            max_turns=session.max_turns,
-            system_prompt=SYSTEM_PROMPT,
-        )
-        messages.append(Message.User(prompt))
+        bundle = session.agent_bundle(options)
+        inner = bundle.gate
+        if inner is not None and hasattr(inner, "approve"):
+            inner.approve = approver
+        gate = NotebookGate(inner, approver, session)
+        bundle.agent.gate = gate
+        if bundle._plan_agent is not None:
+            bundle._plan_agent.gate = gate
+        bundle.agent.max_turns = session.max_turns or bundle.config.max_turns or None
+        session.input_proxy.target = NotebookInputHandler(view, approver)
         if session.mode == "plan":
-            await _run_plan(provider, agent_options, messages, view, approver, on_event)
+            await _run_plan(bundle, prompt, view, approver, on_event)
         else:
-            from ..agent import SimpleAgent, StreamingAgent
-
-            if hasattr(provider, "stream_chat"):
-                await StreamingAgent(provider, **agent_options).chat(messages, on_event)
-            else:
-                await SimpleAgent(provider, **agent_options).chat(messages, on_event)
+            await bundle.send(prompt, on_event)
     except (asyncio.CancelledError, KeyboardInterrupt):
         interrupted = True
         view.note(INTERRUPTED_LINE)
@@ -478,6 +463,7 @@ async def run_claw(shell: Any, options: CellOptions, body: str, *, view: Any = N
             view.note(f"error: {type(exc).__name__}: {scrub(str(exc))}")
     finally:
         heartbeat.cancel()
+        session.input_proxy.target = None
         repair_history(messages)
         session.checkpoints.end()
         session.running = False
@@ -494,19 +480,15 @@ def _cost_part(tracker: Any) -> str:
 
 
 async def _run_plan(
-    provider: Any,
-    agent_options: dict[str, Any],
-    messages: list[Message],
-    view: Any,
-    approver: Approver,
-    on_event: Any,
+    bundle: Any, prompt: str, view: Any, approver: Approver, on_event: Any
 ) -> None:
     """Plan mode: plan read-only, then Execute (same history) or Revise with feedback."""
-    from ..planning import PlanAgent
-
-    agent = PlanAgent(provider, **agent_options)
+    plan_agent = bundle.plan_agent()
+    plan_agent.gate = bundle.agent.gate
+    plan_agent.max_turns = bundle.agent.max_turns
+    task = prompt
     while True:
-        plan = await agent.plan(messages, on_event)
+        await bundle.plan(task, on_event)
         how, why = await approver.channel()
         if how == "widget" and isinstance(view, WidgetView):
             choice = await view.choose("Plan ready — execute it?", ["Execute", "Revise"])
@@ -517,7 +499,7 @@ async def _run_plan(
             choice = "Execute" if how == "allow" else "Stop"
             view.note(f"plan {'executed' if how == 'allow' else 'not executed'} ({why})")
         if choice == "Execute":
-            await agent.execute(messages, on_event)
+            await bundle.execute_plan(on_event)
             return
         if choice == "Stop":
             return
@@ -525,6 +507,4 @@ async def _run_plan(
             feedback = await view.choose("What should change in the plan?", [])
         else:
             feedback = approver.input_fn("What should change? ")
-        messages.append(Message.User(f"Revise the plan: {feedback}"))
-        if not plan:
-            return
+        task = f"Revise the plan: {feedback}"

@@ -297,4 +297,8 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
     md = sink.shown[-1]["text/markdown"]
     assert "Plan v1" in md and "Plan v2" in md and "Carried out." in md
     users = [m.content for m in shell._clawnb_session.messages if type(m).__name__ == "User"]
-    assert users == ["make a plan", "Revise the plan: shorter please"]
+    assert [u.rsplit("Task: ", 1)[-1] for u in users] == [
+        "make a plan",
+        "Revise the plan: shorter please",
+        "Approved. Execute the plan.",
+    ]
