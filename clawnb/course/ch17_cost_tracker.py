@@ -1,11 +1,11 @@
-"""Book chapter 17 (and 4): CostTracker and TokenUsage — ``cost_tracker.rs``, 9 tests."""
+"""Book chapter 17: CostTracker (and ch4's TokenUsage default) — ``cost_tracker.rs``, 9 tests."""
 
 from __future__ import annotations
 
 from ..types import TokenUsage
 from ._suite import Suite
 
-suite = Suite("cost_tracker", "CostTracker", chapters=["ch17", "ch04"])
+suite = Suite("cost_tracker", "CostTracker", chapters=["ch17"])
 
 
 @suite.test

@@ -177,3 +177,35 @@ def test_ask_user_is_answered_at_the_terminal(tmp_path):
 
     (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
     assert Message.ToolResult("q1", "blue") in SessionLog.read(path)
+
+
+def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
+    script = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "write",
+                         "arguments": {"path": "never.txt", "content": "x"}}]},
+        {"text": "Next answer."},
+    ])
+    child = _spawn(tmp_path, script)
+    child.sendline("write never.txt")
+    child.expect(r"\[a\]lways: ")
+    child.sendintr()
+    child.expect("interrupted")
+    child.expect("you> ")
+    child.sendintr()  # at the prompt: only the line is dropped
+    child.expect(r"\^C")
+    child.expect("you> ")
+    child.sendline("go on")
+    child.expect("Next answer.")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert not (tmp_path / "ws" / "never.txt").exists()
+    from clawnb.session import SessionLog
+    from clawnb.types import Message
+
+    (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
+    saved = SessionLog.read(path)
+    assert Message.ToolResult("c1", "error: interrupted by user") in saved
+    assert saved[-1].turn.text == "Next answer."
