@@ -71,24 +71,24 @@ class ProviderHTTPError(ProviderError):
         status: int,
         message: str,
         code: str | int | None = None,
-        *,
         retry_after: float | None = None,
+        endpoint: str | None = None,
     ) -> None:
         detail = f"HTTP {status}: {message}" if message else f"HTTP {status}"
         if code is not None and str(code) != str(status):
             detail += f" (code {code})"
+        if endpoint:
+            detail += f" [POST {endpoint}]"
         super().__init__(detail)
         self.status = status
         self.message = message
         self.code = code
         self.retry_after = retry_after
+        self.endpoint = endpoint
 
     def __reduce__(self):  # keep the fields when pickled (e.g. across processes)
-        return (
-            type(self),
-            (self.status, self.message, self.code),
-            {"retry_after": self.retry_after},
-        )
+        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint)
+        return (type(self), fields)
 
 
 class BadRequestError(ProviderHTTPError):

@@ -216,6 +216,25 @@ def _host(url: str) -> str:
     return (urlsplit(url).hostname or "").lower()
 
 
+def _api_root(url: str) -> str:
+    """The API root, forgiving a pasted endpoint (``…/v1/chat/completions``)."""
+    url = url.strip().rstrip("/")
+    if url.endswith("/chat/completions"):
+        url = url[: -len("/chat/completions")]
+    return url
+
+
+def _public_url(url: str) -> str:
+    """``url`` without any ``user:password@`` part, for messages."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        netloc = parts.hostname or ""
+        if parts.port:
+            netloc += f":{parts.port}"
+        return parts._replace(netloc=netloc).geturl()
+    return url
+
+
 def _is_openrouter(url: str) -> bool:
     host = _host(url)
     return host == "openrouter.ai" or host.endswith(".openrouter.ai")
@@ -420,7 +439,7 @@ class OpenAICompatProvider:
         if not model:
             raise ProviderConfigError(f"{type(self).__name__} needs a model name")
         self.model = model
-        self.api_base = (base_url or self.default_base_url).rstrip("/")
+        self.api_base = _api_root(base_url or self.default_base_url)
         self._key_from_env = api_key is None
         self.__key = _secret(api_key if api_key is not None else _env_key(self.api_base))
         self._client = client
@@ -458,7 +477,7 @@ class OpenAICompatProvider:
 
     def base_url(self, url: str) -> Self:
         """Point the provider at another API root (builder style, returns the provider)."""
-        self.api_base = url.rstrip("/")
+        self.api_base = _api_root(url)
         if self._key_from_env:  # never carry an env key to a host it was not meant for
             self.__key = _secret(_env_key(self.api_base))
         return self
@@ -538,6 +557,8 @@ class OpenAICompatProvider:
             self._redact(message),
             code,
             retry_after=_retry_after(response.headers),
+            # a 404 is usually a wrong base URL or model name: say where we asked
+            endpoint=_public_url(self.endpoint) if response.status_code == 404 else None,
         )
 
     def _transport_error(self, exc: Exception, *, streamed: bool = False) -> ProviderError:
@@ -642,6 +663,8 @@ class OpenAICompatProvider:
                     if self._drop_stream_options(exc, body):
                         continue
                     error, cause = exc, None
+                except ProviderConnectionError as exc:  # a stream that ended with no data
+                    error, cause = exc, None
                 if delivered[0]:
                     raise error from cause  # output was shown: never restart silently
                 delay = self._retry_delay(attempt, error)
@@ -675,9 +698,14 @@ class OpenAICompatProvider:
             decoder = SSEDecoder()
             assembler = TurnAssembler()
             callback = on_event
+            head = b""  # the start of the body, to explain a response that is not SSE
+            saw_data = False
             try:
                 async for chunk in response.aiter_bytes():
+                    if not saw_data and len(head) < 300:
+                        head += chunk[:300]
                     for payload in decoder.feed(chunk):
+                        saw_data = True
                         events = assembler.feed(payload)
                         if callback is not None and events:
                             delivered[0] = True
@@ -687,7 +715,10 @@ class OpenAICompatProvider:
                                     await result
                 tail = []
                 for payload in decoder.flush():
+                    saw_data = True
                     tail.extend(assembler.feed(payload))
+                if not saw_data:
+                    raise self._no_events(content_type, head)
                 tail.extend(assembler.close())
             except StreamError as exc:
                 raise StreamError(self._redact(exc.message), code=exc.code) from None
@@ -697,6 +728,18 @@ class OpenAICompatProvider:
                     if result is not None and inspect.isawaitable(result):
                         await result
             return assembler.finish()
+
+    def _no_events(self, content_type: str, head: bytes) -> ProviderError:
+        """The body ended without a single ``data:`` line."""
+        preview = self._redact(_preview(head.decode("utf-8", "replace").strip(), 200))
+        where = _public_url(self.endpoint)
+        if "event-stream" in content_type:
+            # Comments only, then the end: the server gave up. Nothing was shown: retryable.
+            return ProviderConnectionError(f"{where} closed the stream without sending any data")
+        return ProviderError(
+            f"{where} did not answer with server-sent events "
+            f"(content-type {content_type or 'missing'}): {preview or 'empty body'}"
+        )
 
     async def _replay_json(
         self, raw: bytes, on_event: EventCallback | None, delivered: list[bool]

@@ -25,6 +25,7 @@ from clawnb.errors import (
     AuthenticationError,
     BadRequestError,
     ProviderConnectionError,
+    ProviderError,
     ProviderHTTPError,
     ProviderTimeout,
     RateLimitError,
@@ -321,3 +322,35 @@ async def test_json_answer_to_a_stream_request_is_replayed_as_events():
     assert events[0] == StreamEvent.TextDelta("whole")
     assert StreamEvent.ToolCallStart(0, "t1", "read") in events
     assert events[-1] == StreamEvent.Done()
+
+
+async def test_a_web_page_instead_of_a_stream_is_a_clear_error():
+    page = http_response("<html><body>Welcome to the UI</body></html>", content_type="text/html")
+    async with LoopbackServer(page) as server:
+        with pytest.raises(ProviderError, match="did not answer with server-sent events") as info:
+            await stream(provider(server))
+    assert "text/html" in str(info.value) and "Welcome to the UI" in str(info.value)
+    assert server.connections == 1
+
+
+async def test_a_stream_of_comments_only_is_retried_then_reported():
+    empty = http_response(": OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n")
+    async with LoopbackServer(empty, ok()) as server:
+        turn, _ = await stream(provider(server))
+    assert turn.text == "Hello world" and server.connections == 2
+    async with LoopbackServer(empty) as server:
+        with pytest.raises(ProviderConnectionError, match="without sending any data"):
+            await stream(provider(server, max_retries=1))
+
+
+async def test_404_names_the_endpoint_and_a_pasted_endpoint_is_forgiven():
+    async with LoopbackServer(http_response("404 page not found", 404, "text/plain")) as server:
+        with pytest.raises(
+            BadRequestError,
+            match=r"404 page not found \[POST http://127\.0\.0\.1:\d+/chat/completions\]",
+        ):
+            await stream(provider(server))
+    async with LoopbackServer(ok()) as server:
+        p = OpenAICompatProvider("m", KEY, server.url + "/v1/chat/completions/")
+        await p.stream_chat([Message.User("x")], [])
+    assert server.requests[0].path == "/v1/chat/completions"

@@ -138,3 +138,12 @@ def test_from_env_reads_dotenv_without_touching_os_environ(tmp_path, monkeypatch
     import os
 
     assert "OPENROUTER_API_KEY" not in os.environ
+
+
+def test_urls_in_messages_lose_their_credentials():
+    from clawnb.providers.openai import _public_url
+
+    assert _public_url("http://user:pw@host:8080/v1/chat/completions") == (
+        "http://host:8080/v1/chat/completions"
+    )
+    assert _public_url("https://openrouter.ai/api/v1") == "https://openrouter.ai/api/v1"
