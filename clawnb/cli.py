@@ -35,21 +35,27 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 async def _run_demo(script: Path, workspace: Path, prompt: str, out) -> int:
-    from .agent import StreamingAgent
+    from .assemble import build_agent
     from .errors import ClawError
-    from .providers.replay import ScriptedProvider
-    from .tools import default_tools
+    from .events import Approval, ApprovalRequest
+
+    async def approve(request: ApprovalRequest) -> Approval:
+        # A person would click Approve/Deny here; the demo approves and says so.
+        out.out.write(f"    ? {request.summary.strip()} needs approval: approved (demo policy)\n")
+        return Approval.allow_once()
 
     try:
-        provider = ScriptedProvider.from_file(script)
+        session = build_agent(
+            workspace=workspace, model=f"scripted:{script}", approve=approve, subagents=False
+        )
     except ClawError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    agent = StreamingAgent(provider, tools=default_tools(workspace))
     try:
-        await agent.run(prompt, out)
+        await session.send(prompt, out)
     except ClawError:
         return 1  # already reported through the Error event
+    print(f"\n[{len(session.history)} messages | {session.cost.summary()}]")
     return 0
 
 
