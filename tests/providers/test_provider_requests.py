@@ -204,3 +204,26 @@ async def test_recording_wraps_chat_and_skips_failures(tmp_path):
         "last_user": "ping",
     }
     assert AssistantTurn.from_dict(entry["turn"]).text == "pong"
+
+
+async def test_cacheable_system_prefix_on_the_wire():
+    from clawnb.prompt import DYNAMIC_BOUNDARY
+
+    system = Message.System(f"static rules\n\n{DYNAMIC_BOUNDARY}\n\ncwd: /tmp")
+    async with LoopbackServer(
+        http_response(body("data: [DONE]")), http_response(body("data: [DONE]"))
+    ) as server:
+        await OpenAICompatProvider("m", KEY, server.url).stream_chat(
+            [system, Message.User("q")], []
+        )
+        cached = OpenAICompatProvider("m", KEY, server.url, cache_prompt=True)
+        await cached.stream_chat([system, Message.User("q")], [])
+    plain = server.requests[0].json()["messages"][0]
+    assert plain == {"role": "system", "content": "static rules\n\ncwd: /tmp"}
+    parts = server.requests[1].json()["messages"][0]["content"]
+    assert parts[0] == {
+        "type": "text",
+        "text": "static rules",
+        "cache_control": {"type": "ephemeral"},
+    }
+    assert parts[1] == {"type": "text", "text": "cwd: /tmp"}
