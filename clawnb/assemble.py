@@ -171,7 +171,7 @@ class AgentSession:
         old = self.history
         self.history = history
         if isinstance(old, SessionLog) and old is not history:
-            old.close()
+            old.close(discard_if_empty=True)
         self.context.tokens_used = 0
         self.context.context_tokens = estimate_tokens(history)
         self.cost.reset()
@@ -180,8 +180,9 @@ class AgentSession:
         return {"model": self.model, "workspace": str(self.workspace), "mode": self.mode}
 
     def close(self) -> None:
+        """Close the session file (deleting it if the conversation never started)."""
         if isinstance(self.history, SessionLog):
-            self.history.close()
+            self.history.close(discard_if_empty=True)
 
 
 def _sessions_root(config: Config, workspace: Path) -> Path:

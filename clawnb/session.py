@@ -92,6 +92,7 @@ class SessionLog(list):  # type: ignore[type-arg]
             raise SessionError(f"{self.path}: session file already exists; use resume()") from None
         os.close(fd)
         self._closed = False
+        self._records = 0
         header = {"type": "session", "ts": self.created, "id": self.id,
                   "created": self.created, "meta": self.meta}
         self._write([header])
@@ -124,6 +125,7 @@ class SessionLog(list):  # type: ignore[type-arg]
                 if durable:
                     os.fsync(fh.fileno())
         log._closed = False
+        log._records = 1  # an existing session is never discarded as empty
         if repairs:
             # The process died between a tool call and its results: answer the calls so the
             # history is valid again (and say so, for the model and for the person).
@@ -151,6 +153,7 @@ class SessionLog(list):  # type: ignore[type-arg]
             fh.flush()
             if self.durable:
                 os.fsync(fh.fileno())
+        self._records += len(records)
 
     def _snapshot(self, new: list[Message], reason: str) -> None:
         for msg in new:
@@ -229,9 +232,17 @@ class SessionLog(list):  # type: ignore[type-arg]
         self._replace_all(list(self) * int(n), "edit")
         return self
 
-    def close(self) -> None:
-        """Refuse further changes (the file itself is never held open between writes)."""
+    def close(self, *, discard_if_empty: bool = False) -> None:
+        """Refuse further changes (the file itself is never held open between writes).
+
+        ``discard_if_empty`` deletes the file of a new session that never got a message, so
+        that opening and quitting a chat leaves no clutter behind."""
         self._closed = True
+        if discard_if_empty and self._records <= 1 and not self:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
 
     def __enter__(self) -> SessionLog:
         return self

@@ -189,3 +189,11 @@ async def test_recording_leaves_out_compaction_summaries(tmp_path):
     assert s.history[1].content == SUMMARY_PREFIX + "the summary"
     await s.send("q2")
     assert [t.text for t in load_script(rec)] == ["one", "two"]
+
+
+def test_closing_an_unused_session_leaves_no_file(tmp_path):
+    s = build_agent(Config(), workspace=tmp_path, model="scripted:/dev/null", session="new")
+    path = s.history.path
+    assert path.exists()
+    s.close()
+    assert not path.exists()

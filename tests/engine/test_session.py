@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -154,7 +153,6 @@ def test_store_lists_and_resumes(tmp_path):
     store = SessionStore(tmp_path / "sessions")
     first = store.create([Message.User("first   task\nwith lines")])
     first.close()
-    time.sleep(1.1)  # list() orders by modification time (seconds)
     second = store.create([Message.User("second")], meta={"model": "m"})
     second.close()
     infos = store.list()
@@ -232,3 +230,16 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_empty_new_session_can_be_discarded(tmp_path):
+    empty = SessionLog(tmp_path / "empty.jsonl")
+    empty.close(discard_if_empty=True)
+    assert not (tmp_path / "empty.jsonl").exists()
+    used = SessionLog(tmp_path / "used.jsonl", [Message.User("hi")])
+    used.close(discard_if_empty=True)
+    assert (tmp_path / "used.jsonl").exists()
+    resumed = SessionLog.resume(tmp_path / "used.jsonl")
+    resumed.clear()
+    resumed.close(discard_if_empty=True)  # an old session is history, even when emptied
+    assert (tmp_path / "used.jsonl").exists()
