@@ -64,9 +64,7 @@ async def test_grep_grep_directory(impl, tmp):
 async def test_grep_grep_with_include(impl, tmp):
     (tmp / "code.rs").write_text("hello world\n")
     (tmp / "data.txt").write_text("hello world\n")
-    result = await impl.GrepTool().call(
-        {"pattern": "hello", "path": str(tmp), "include": "*.rs"}
-    )
+    result = await impl.GrepTool().call({"pattern": "hello", "path": str(tmp), "include": "*.rs"})
     assert "code.rs" in result
     assert "data.txt" not in result
 

@@ -45,7 +45,9 @@ async def test_multi_tool_edit_flow(impl, tmp):
     agent = _agent(
         impl,
         [
-            tool_turn(("c1", "edit", {"path": str(f), "old_string": "World", "new_string": "Rust"})),
+            tool_turn(
+                ("c1", "edit", {"path": str(f), "old_string": "World", "new_string": "Rust"})
+            ),
             tool_turn(("c2", "read", {"path": str(f)})),
             text_turn("Changed it to Hello Rust"),
         ],
@@ -73,7 +75,9 @@ async def test_multi_tool_write_edit_read_flow(impl, tmp):
         impl,
         [
             tool_turn(("c1", "write", {"path": path, "content": "first version"})),
-            tool_turn(("c2", "edit", {"path": path, "old_string": "first", "new_string": "second"})),
+            tool_turn(
+                ("c2", "edit", {"path": path, "old_string": "first", "new_string": "second"})
+            ),
             tool_turn(("c3", "read", {"path": path})),
             text_turn("Now it says: second version"),
         ],
@@ -90,7 +94,9 @@ async def test_multi_tool_all_four_tools(impl, tmp):
         [
             tool_turn(("c1", "bash", {"command": f"echo checking {tmp}"})),
             tool_turn(("c2", "write", {"path": path, "content": "original content"})),
-            tool_turn(("c3", "edit", {"path": path, "old_string": "original", "new_string": "modified"})),
+            tool_turn(
+                ("c3", "edit", {"path": path, "old_string": "original", "new_string": "modified"})
+            ),
             tool_turn(("c4", "read", {"path": path})),
             text_turn("All four tools used."),
         ],

@@ -100,10 +100,18 @@ async def test_ask_multiple_asks(impl, tmp):
     provider = impl.MockProvider(
         [
             tool_turn(
-                ("c1", "ask_user", {"question": "What language?", "options": ["Rust", "Python", "Go"]})
+                (
+                    "c1",
+                    "ask_user",
+                    {"question": "What language?", "options": ["Rust", "Python", "Go"]},
+                )
             ),
             tool_turn(
-                ("c2", "ask_user", {"question": "What framework?", "options": ["Django", "FastAPI"]})
+                (
+                    "c2",
+                    "ask_user",
+                    {"question": "What framework?", "options": ["Django", "FastAPI"]},
+                )
             ),
             text_turn("Setting up Python with FastAPI."),
         ]

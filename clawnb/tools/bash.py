@@ -181,9 +181,7 @@ class BashTool(BaseTool):
         self.definition = (
             ToolDefinition("bash", "Run a bash command and return its output.")
             .param("command", "string", "The bash command to run", True)
-            .param(
-                "timeout", "integer", f"Timeout in seconds (default: {timeout})", False
-            )
+            .param("timeout", "integer", f"Timeout in seconds (default: {timeout})", False)
         )
 
     def _environment(self) -> dict[str, str]:

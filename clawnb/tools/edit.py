@@ -84,12 +84,12 @@ def find_unique(text: str, old: str, shown: str) -> tuple[int, int, str]:
 def render_diff(before: str, after: str, context: int = 2) -> str:
     """A compact unified diff with a line number on every line::
 
-        @@ -2,3 +2,4 @@
-             2 | header
-        -    3 | old line
-        +    3 | new line
-        +    4 | added line
-             5 | footer
+    @@ -2,3 +2,4 @@
+         2 | header
+    -    3 | old line
+    +    3 | new line
+    +    4 | added line
+         5 | footer
     """
     old_lines = [line.removesuffix("\r") for line in before.split("\n")]
     new_lines = [line.removesuffix("\r") for line in after.split("\n")]

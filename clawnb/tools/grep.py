@@ -115,7 +115,17 @@ async def grep_search(exe: str, pattern: str, files: list[str]) -> list[Match] |
     async def run(offset: int, batch: list[str]) -> list[Match] | None:
         async with limit:
             proc = await asyncio.create_subprocess_exec(
-                exe, "-P", "-n", "-H", "-Z", "-I", "-s", "-e", pattern, "--", *batch,
+                exe,
+                "-P",
+                "-n",
+                "-H",
+                "-Z",
+                "-I",
+                "-s",
+                "-e",
+                pattern,
+                "--",
+                *batch,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -260,4 +270,3 @@ class GrepTool(BaseTool):
             if len(text) > self.max_line_chars:
                 text = text[: self.max_line_chars] + "…"
             yield f"{shown[index]}:{number}: {text}"
-

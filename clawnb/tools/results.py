@@ -36,7 +36,7 @@ def truncate_middle(text: str, max_chars: int) -> str:
     marker_room = 60
     keep = max(0, (max_chars - marker_room) // 2)
     dropped = len(text) - 2 * keep
-    return f"{text[:keep]}\n\n[... truncated {dropped} chars ...]\n\n{text[len(text) - keep:]}"
+    return f"{text[:keep]}\n\n[... truncated {dropped} chars ...]\n\n{text[len(text) - keep :]}"
 
 
 class ResultLimiter:

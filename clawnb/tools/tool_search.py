@@ -84,11 +84,7 @@ def active_definitions(tools: ToolSet) -> list[ToolDefinition]:
     if search is None:
         return tools.definitions()
     search.attach(tools)
-    return [
-        t.definition
-        for t in tools
-        if not is_deferred(t) or t.definition.name in search.active
-    ]
+    return [t.definition for t in tools if not is_deferred(t) or t.definition.name in search.active]
 
 
 def deferred_tools_section(tools: ToolSet) -> str | None:
@@ -127,7 +123,9 @@ class ToolSearchTool(BaseTool):
 
     @property
     def definition(self) -> ToolDefinition:  # type: ignore[override]
-        names = sorted(t.definition.name for t in self._deferred() if t.definition.name not in self.active)
+        names = sorted(
+            t.definition.name for t in self._deferred() if t.definition.name not in self.active
+        )
         listing = f" Not yet loaded: {', '.join(names)}." if names else ""
         return ToolDefinition(
             NAME,

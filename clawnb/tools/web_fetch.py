@@ -131,7 +131,8 @@ class WebFetchTool(BaseTool):
         except ValueError:
             try:
                 infos = await asyncio.get_running_loop().getaddrinfo(
-                    host, parts.port or (443 if parts.scheme == "https" else 80),
+                    host,
+                    parts.port or (443 if parts.scheme == "https" else 80),
                     type=socket.SOCK_STREAM,
                 )
             except socket.gaierror as exc:
@@ -153,7 +154,10 @@ class WebFetchTool(BaseTool):
             async with httpx.AsyncClient(
                 timeout=self.timeout,
                 follow_redirects=False,
-                headers={"User-Agent": self.user_agent, "Accept": "text/html, text/*;q=0.9, */*;q=0.5"},
+                headers={
+                    "User-Agent": self.user_agent,
+                    "Accept": "text/html, text/*;q=0.9, */*;q=0.5",
+                },
             ) as client:
                 async with asyncio.timeout(self.timeout):
                     return await self._fetch(client, url, max_length)
@@ -174,17 +178,28 @@ class WebFetchTool(BaseTool):
                     continue
                 if not 200 <= response.status_code < 300:
                     reason = response.reason_phrase or ""
-                    raise ToolError(f"HTTP {response.status_code} {reason}".rstrip() + f" for {current}")
+                    raise ToolError(
+                        f"HTTP {response.status_code} {reason}".rstrip() + f" for {current}"
+                    )
                 content_type = response.headers.get("content-type", "")
                 mime = content_type.split(";", 1)[0].strip().lower()
-                if mime and not (mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith("+json") or mime.endswith("+xml")):
-                    raise ToolError(f"cannot show {mime} content from {current}; only text is supported")
+                if mime and not (
+                    mime.startswith("text/")
+                    or mime in _TEXT_TYPES
+                    or mime.endswith("+json")
+                    or mime.endswith("+xml")
+                ):
+                    raise ToolError(
+                        f"cannot show {mime} content from {current}; only text is supported"
+                    )
                 body, cut = await self._read(response)
                 text = body.decode(response.encoding or "utf-8", errors="replace")
             break
         else:
             raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}) from {url}")
-        if mime in ("text/html", "application/xhtml+xml") or (not mime and "<html" in text[:1000].lower()):
+        if mime in ("text/html", "application/xhtml+xml") or (
+            not mime and "<html" in text[:1000].lower()
+        ):
             text = html_to_text(text, current)
         if not text.strip():
             return "(empty response)"

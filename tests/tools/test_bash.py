@@ -95,9 +95,7 @@ async def test_no_orphan_after_normal_exit():
 async def test_no_orphan_after_cancellation(tmp_path):
     pid_file = tmp_path / "pid"
     task = asyncio.create_task(
-        BashTool(kill_grace=0.5).call(
-            {"command": f"sleep 1000 & echo $! > {pid_file}; sleep 1000"}
-        )
+        BashTool(kill_grace=0.5).call({"command": f"sleep 1000 & echo $! > {pid_file}; sleep 1000"})
     )
     pid = await _wait_pid_file(pid_file)
     assert _running(pid)
@@ -126,7 +124,9 @@ async def test_huge_output_does_not_deadlock():
     start = time.monotonic()
     # 4 MB on both pipes at once: a tool that reads one pipe after the other would block.
     result = await BashTool().call(
-        {"command": "head -c 4000000 /dev/zero | tr '\\0' o; head -c 4000000 /dev/zero | tr '\\0' e >&2"}
+        {
+            "command": "head -c 4000000 /dev/zero | tr '\\0' o; head -c 4000000 /dev/zero | tr '\\0' e >&2"
+        }
     )
     assert time.monotonic() - start < 10
     assert result.count("o") >= 4_000_000
@@ -134,7 +134,9 @@ async def test_huge_output_does_not_deadlock():
 
 
 async def test_output_cap_counts_the_rest():
-    result = await BashTool(max_output_bytes=1000).call({"command": "head -c 5000 /dev/zero | tr '\\0' x"})
+    result = await BashTool(max_output_bytes=1000).call(
+        {"command": "head -c 5000 /dev/zero | tr '\\0' x"}
+    )
     assert result.startswith("x" * 1000 + "\n[... 4000 more bytes of stdout not captured ...]")
 
 

@@ -56,7 +56,16 @@ def _stop(text: str) -> AssistantTurn:
 
 def test_default_tools_contents(tmp_path):
     tools = default_tools(tmp_path)
-    assert tools.names() == ["read", "write", "edit", "bash", "glob", "grep", "web_fetch", "tool_search"]
+    assert tools.names() == [
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "glob",
+        "grep",
+        "web_fetch",
+        "tool_search",
+    ]
     with_ask = default_tools(tmp_path, input_handler=MockInputHandler(), web=False, deferred=())
     assert with_ask.names() == ["read", "write", "edit", "bash", "glob", "grep", "ask_user"]
 
@@ -145,7 +154,9 @@ async def test_tool_search_by_exact_names_and_no_match():
         async def call(self, args):
             return "ran"
 
-    tools = ToolSet([defer(Dummy("alpha", "first")), defer(Dummy("beta", "second")), Dummy("gamma", "g")])
+    tools = ToolSet(
+        [defer(Dummy("alpha", "first")), defer(Dummy("beta", "second")), Dummy("gamma", "g")]
+    )
     search = ToolSearchTool(tools)
     tools.push(search)
     assert [d.name for d in active_definitions(tools)] == ["gamma", "tool_search"]

@@ -9,8 +9,12 @@ from clawnb.tools import GlobTool, GrepTool, ToolError
 from clawnb.tools.glob import compile_glob, sort_key
 from clawnb.tools.grep import system_grep
 
-ENGINES = ["python", pytest.param("grep", marks=pytest.mark.skipif(
-    system_grep() is None, reason="no grep with -P on PATH"))]
+ENGINES = [
+    "python",
+    pytest.param(
+        "grep", marks=pytest.mark.skipif(system_grep() is None, reason="no grep with -P on PATH")
+    ),
+]
 
 
 def _tree(root, files: dict[str, str | bytes]) -> None:

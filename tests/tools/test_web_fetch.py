@@ -102,7 +102,9 @@ async def test_json_and_charset(server):
 
 
 async def test_non_2xx_is_an_error(server):
-    with pytest.raises(ToolError, match=r"^HTTP 404 Not Found for http://127\.0\.0\.1:\d+/missing$"):
+    with pytest.raises(
+        ToolError, match=r"^HTTP 404 Not Found for http://127\.0\.0\.1:\d+/missing$"
+    ):
         await _tool().call({"url": f"{server}/missing"})
     with pytest.raises(ToolError, match="HTTP 500"):
         await _tool().call({"url": f"{server}/boom"})

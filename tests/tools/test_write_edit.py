@@ -155,7 +155,9 @@ def test_render_diff_caps_length():
 async def test_edit_crlf_file_with_lf_old_string(tmp_path):
     target = tmp_path / "w.txt"
     target.write_bytes(b"a\r\nb\r\nc\r\n")
-    result = await EditTool().call({"path": str(target), "old_string": "a\nb", "new_string": "A\nB"})
+    result = await EditTool().call(
+        {"path": str(target), "old_string": "a\nb", "new_string": "A\nB"}
+    )
     assert target.read_bytes() == b"A\r\nB\r\nc\r\n"
     assert "CRLF" in result
 
