@@ -337,6 +337,15 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _status_code(code: Any) -> int | None:
+    """An error ``code`` that is an HTTP status (``502`` or ``"502"``), else ``None``."""
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    if isinstance(code, str) and code.isdigit():
+        return int(code)
+    return None
+
+
 _ERROR_CLASSES: dict[int, type[ProviderHTTPError]] = {
     400: BadRequestError,
     401: AuthenticationError,
@@ -577,7 +586,11 @@ class OpenAICompatProvider:
         """Seconds to wait before retry number ``attempt + 1``, or ``None`` to give up."""
         if attempt >= self.max_retries:
             return None
-        if isinstance(error, ProviderHTTPError):
+        if isinstance(error, StreamError):
+            # An error object before any output, e.g. OpenRouter's upstream 429/5xx as a chunk
+            if _status_code(error.code) not in RETRY_STATUSES:
+                return None
+        elif isinstance(error, ProviderHTTPError):
             if error.status not in RETRY_STATUSES:
                 return None
             if error.retry_after is not None:
@@ -630,7 +643,7 @@ class OpenAICompatProvider:
                 except (httpx.RequestError, httpx.InvalidURL) as exc:
                     error: ProviderError = self._transport_error(exc)
                     cause: BaseException | None = exc
-                except ProviderHTTPError as exc:
+                except (ProviderHTTPError, StreamError) as exc:
                     error, cause = exc, None
                 delay = self._retry_delay(attempt, error)
                 if delay is None:
@@ -663,7 +676,8 @@ class OpenAICompatProvider:
                     if self._drop_stream_options(exc, body):
                         continue
                     error, cause = exc, None
-                except ProviderConnectionError as exc:  # a stream that ended with no data
+                except (ProviderConnectionError, StreamError) as exc:
+                    # a stream that ended with no data, or an error object in the stream
                     error, cause = exc, None
                 if delivered[0]:
                     raise error from cause  # output was shown: never restart silently

@@ -354,3 +354,29 @@ async def test_404_names_the_endpoint_and_a_pasted_endpoint_is_forgiven():
         p = OpenAICompatProvider("m", KEY, server.url + "/v1/chat/completions/")
         await p.stream_chat([Message.User("x")], [])
     assert server.requests[0].path == "/v1/chat/completions"
+
+
+async def test_error_object_before_any_output_is_retried_when_its_code_is_retryable():
+    first = http_response(
+        body(data({"error": {"message": "Rate limit exceeded upstream", "code": 429}}))
+    )
+    async with LoopbackServer(first, ok()) as server:
+        turn, _ = await stream(provider(server))
+    assert turn.text == "Hello world" and server.connections == 2
+    fatal = http_response(body(data({"error": {"message": "Invalid model", "code": 400}})))
+    async with LoopbackServer(fatal, ok()) as server:
+        with pytest.raises(StreamError, match="Invalid model"):
+            await stream(provider(server))
+    assert server.connections == 1
+
+
+async def test_chat_200_with_a_retryable_error_object_is_retried():
+    busy = http_response(
+        json.dumps({"error": {"message": "busy", "code": "503"}}), content_type="application/json"
+    )
+    fine = http_response(
+        json.dumps({"choices": [{"message": {"content": "ok"}}]}), content_type="application/json"
+    )
+    async with LoopbackServer(busy, fine) as server:
+        turn = await provider(server).chat([Message.User("x")], [])
+    assert turn.text == "ok" and server.connections == 2
