@@ -560,10 +560,14 @@ class OpenAICompatProvider:
         message, code = _error_details(raw)
         if not message:
             message = response.reason_phrase or "error"
+        message = self._redact(message)
+        if response.status_code in (401, 403) and self.__key is None:
+            names = " or ".join(_key_variables(self.api_base))
+            message += f" (no API key is configured: set {names}, or pass api_key=...)"
         cls = _error_class(response.status_code)
         return cls(
             response.status_code,
-            self._redact(message),
+            message,
             code,
             retry_after=_retry_after(response.headers),
             # a 404 is usually a wrong base URL or model name: say where we asked

@@ -147,3 +147,14 @@ def test_urls_in_messages_lose_their_credentials():
         "http://host:8080/v1/chat/completions"
     )
     assert _public_url("https://openrouter.ai/api/v1") == "https://openrouter.ai/api/v1"
+
+
+async def test_401_without_a_configured_key_says_how_to_set_one():
+    reply = http_response(
+        '{"error": {"message": "No auth credentials found", "code": 401}}', 401, "application/json"
+    )
+    async with LoopbackServer(reply) as server:
+        with pytest.raises(AuthenticationError) as info:
+            await OpenAICompatProvider("m", None, server.url).chat([Message.User("x")], [])
+    assert "No auth credentials found" in str(info.value)
+    assert "set CLAWNB_API_KEY or OPENAI_API_KEY" in str(info.value)
