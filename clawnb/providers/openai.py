@@ -99,8 +99,9 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
     ``System``/``User`` → ``{role, content}``; ``Assistant`` → ``{role: "assistant"}`` with
     ``content`` only when the turn has text and ``tool_calls`` only when it has calls (never an
     empty list), each call's arguments serialised as a compact JSON *string*; ``ToolResult`` →
-    ``{role: "tool", content, tool_call_id}``. Keys whose value would be ``None`` are left out.
-    Reasoning is not sent back (some servers reject it).
+    ``{role: "tool", content, tool_call_id}``. Keys whose value would be ``None`` are left out
+    (an assistant turn with neither text nor calls sends ``content: ""``, which every server
+    accepts). Reasoning is not sent back (some servers reject it).
     """
     out: list[dict[str, Any]] = []
     for msg in messages:

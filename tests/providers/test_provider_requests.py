@@ -227,3 +227,30 @@ async def test_cacheable_system_prefix_on_the_wire():
         "cache_control": {"type": "ephemeral"},
     }
     assert parts[1] == {"type": "text", "text": "cwd: /tmp"}
+
+
+async def test_streaming_agent_shows_reasoning_apart_from_the_answer():
+    from clawnb.events import AgentEvent
+
+    reply = http_response(
+        body(data(delta(reasoning="weighing options")), data(delta("Use a dict.")), "data: [DONE]")
+    )
+    async with LoopbackServer(reply) as server:
+        events: list = []
+        messages = [Message.User("q")]
+        answer = await StreamingAgent(OpenAICompatProvider("m", KEY, server.url)).chat(
+            messages, events.append
+        )
+    assert answer == "Use a dict."
+    assert AgentEvent.ReasoningDelta("weighing options") in events
+    assert [e.text for e in events if isinstance(e, AgentEvent.TextDelta)] == ["Use a dict."]
+    assert messages[1].turn.reasoning == "weighing options"
+    assert messages[1].turn.text == "Use a dict."
+
+
+def test_book_constructor_order_and_repr():
+    p = OpenRouterProvider.new("k-book", "some/model")
+    assert p.model == "some/model" and p.has_key
+    assert p.api_base == "https://openrouter.ai/api/v1"
+    assert "k-book" not in repr(p)
+    assert OpenRouterProvider.from_env_with_model is not None
