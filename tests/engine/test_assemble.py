@@ -197,3 +197,38 @@ def test_closing_an_unused_session_leaves_no_file(tmp_path):
     assert path.exists()
     s.close()
     assert not path.exists()
+
+
+async def test_allowed_directory_is_relative_to_the_workspace(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "top.txt").write_text("outside src")
+    (tmp_path / "src" / "in.txt").write_text("inside src")
+    model = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "top.txt"}},
+                        {"id": "r2", "name": "read", "arguments": {"path": "src/in.txt"}}]},
+        {"text": "ok"},
+    ])
+    config = Config.from_toml('allowed_directory = "src"')
+    s = build_agent(config, workspace=tmp_path, model=model)
+    await s.send("read both")
+    assert s.history[3].content.startswith("error: safety check failed")
+    assert s.history[4].content == "inside src"
+
+
+async def test_allowed_directory_outside_the_workspace(tmp_path):
+    data, ws = tmp_path / "data", tmp_path / "ws"
+    data.mkdir()
+    ws.mkdir()
+    (data / "d.txt").write_text("data file")
+    (ws / "w.txt").write_text("workspace file")
+    model = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": str(data / "d.txt")}},
+                        {"id": "r2", "name": "read", "arguments": {"path": "w.txt"}},
+                        {"id": "g1", "name": "glob", "arguments": {"pattern": "*.txt"}}]},
+        {"text": "ok"},
+    ])
+    s = build_agent(Config(allowed_directory=str(data)), workspace=ws, model=model)
+    await s.send("read")
+    assert s.history[3].content == "data file"
+    assert s.history[4].content.startswith("error: safety check failed")
+    assert s.history[5].content.startswith("error: safety check failed")
