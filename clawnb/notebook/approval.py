@@ -105,7 +105,7 @@ class Approver:
         if how == "widget" and card is not None:
             answer = await self.view.ask_approval(card)
         else:
-            answer = self._ask_stdin(request, card)
+            answer = await self._ask_stdin(request, card)
         if answer == "always":
             self.always_allowed.add(name)
             self._mark(card, "always allowed this session")
@@ -116,17 +116,14 @@ class Approver:
         self._mark(card, "denied by the user")
         return Approval.deny(DENIED_BY_USER)
 
-    def _ask_stdin(self, request: ApprovalRequest, card: Card | None) -> str:
+    async def _ask_stdin(self, request: ApprovalRequest, card: Card | None) -> str:
         if card is not None:
             self.view.set_status(card, WAITING)
         summary = request.summary.strip() or request.call.name
         reason = f" ({request.reason})" if request.reason else ""
         question = f"Allow {summary}{reason}? [y]es / [n]o / [a]lways: "
         try:
-            reply = self.input_fn(question).strip().lower()
-        except KeyboardInterrupt:
-            # an interrupt while blocked in input(): end the turn like any other interrupt
-            raise asyncio.CancelledError("interrupted while waiting for approval") from None
+            reply = (await self.ask_line(question)).strip().lower()
         except (EOFError, OSError, RuntimeError):
             return "deny"
         if reply in ("a", "always"):
@@ -134,6 +131,16 @@ class Approver:
         if reply in ("y", "yes", "approve", "ok"):
             return "approve"
         return "deny"
+
+    async def ask_line(self, prompt: str) -> str:
+        """``input(prompt)`` on a worker thread. In an async cell ipykernel turns SIGINT into a
+        cancellation of the cell, which a blocking ``input()`` on the loop thread would never
+        see (measured: the cell hangs); awaiting a thread keeps the interrupt working. An
+        interrupted prompt is abandoned (the thread ends when the prompt is answered)."""
+        try:
+            return await asyncio.to_thread(self.input_fn, prompt)
+        except KeyboardInterrupt:
+            raise asyncio.CancelledError("interrupted while waiting for input") from None
 
     def _mark(self, card: Card | None, note: str) -> None:
         if card is not None:
@@ -155,10 +162,7 @@ class NotebookInputHandler:
             return await self.view.choose(question, list(options))
         if how == "stdin":
             hint = f" ({' / '.join(options)})" if options else ""
-            try:
-                return self.approver.input_fn(f"{question}{hint}: ")
-            except KeyboardInterrupt:
-                raise asyncio.CancelledError("interrupted while waiting for an answer") from None
+            return await self.approver.ask_line(f"{question}{hint}: ")
         from ..tools.base import ToolError
 
         raise ToolError(

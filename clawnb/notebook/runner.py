@@ -493,7 +493,7 @@ async def _run_plan(
         if how == "widget" and isinstance(view, WidgetView):
             choice = await view.choose("Plan ready — execute it?", ["Execute", "Revise"])
         elif how == "stdin":
-            reply = approver.input_fn("Execute the plan? [y]es / [r]evise / [n]o: ").strip().lower()
+            reply = (await approver.ask_line("Execute the plan? [y]es / [r]evise / [n]o: ")).strip().lower()
             choice = "Execute" if reply in ("y", "yes") else "Revise" if reply.startswith("r") else "Stop"
         else:
             choice = "Execute" if how == "allow" else "Stop"
@@ -506,5 +506,5 @@ async def _run_plan(
         if isinstance(view, WidgetView) and how == "widget":
             feedback = await view.choose("What should change in the plan?", [])
         else:
-            feedback = approver.input_fn("What should change? ")
+            feedback = await approver.ask_line("What should change? ")
         task = f"Revise the plan: {feedback}"

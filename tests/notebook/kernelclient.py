@@ -27,6 +27,7 @@ class Run:
     status: str = ""
     interrupt_to_idle: float | None = None
     widget_states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prompts: list[str] = field(default_factory=list)  # input() prompts the kernel sent
 
     @property
     def text(self) -> str:
@@ -81,6 +82,7 @@ class Kernel:
         interrupt_after: float | None = None,
         interrupt_when: str | None = None,
         timeout: float = 30,
+        stdin_reply: str | None = None,
     ) -> Run:
         """Run ``code``; interrupt after a delay or once ``interrupt_when`` appears in the
         output; return the outputs as a notebook would keep them."""
@@ -95,10 +97,22 @@ class Kernel:
             now = time.monotonic()
             want_interrupt = (
                 interrupt_after is not None and now - start > interrupt_after
-            ) or (interrupt_when is not None and interrupt_when in seen_text)
+            ) or (
+                interrupt_when is not None
+                and (interrupt_when in seen_text or any(interrupt_when in p for p in run.prompts))
+            )
             if want_interrupt and interrupted_at is None:
                 self.km.interrupt_kernel()
                 interrupted_at = time.monotonic()
+            if allow_stdin:
+                try:
+                    request = self.kc.get_stdin_msg(timeout=0)
+                except queue.Empty:
+                    request = None
+                if request is not None and request["msg_type"] == "input_request":
+                    run.prompts.append(request["content"]["prompt"])
+                    if stdin_reply is not None:
+                        self.kc.input(stdin_reply)
             try:
                 msg = self.kc.get_iopub_msg(timeout=0.05)
             except queue.Empty:

@@ -168,3 +168,21 @@ def _alive(pid: int) -> bool:
         return False
     except OSError:
         return os.path.exists(f"/proc/{pid}")
+
+
+def test_stdin_approval_and_interrupt_while_input_waits(kernel, workspace) -> None:
+    write_script(workspace / "s.jsonl", [
+        {"tool_calls": [{"id": "s1", "name": "write", "arguments": {"path": "stdin.txt", "content": "via stdin"}}]},
+        {"text": "Written after a typed yes."},
+        {"tool_calls": [{"id": "s2", "name": "write", "arguments": {"path": "never.txt", "content": "x"}}]},
+        {"text": "never reached"},
+    ])
+    run = kernel.execute("%%claw --new --model scripted:s.jsonl --approve stdin\nwrite", stdin_reply="y")
+    assert run.status == "ok" and run.prompts and "Allow" in run.prompts[0]
+    assert (workspace / "stdin.txt").read_text() == "via stdin"
+    # nobody answers the next prompt: an interrupt still ends the turn (input() runs on a
+    # worker thread, so the cancelled cell does not hang)
+    run = kernel.execute("%%claw --approve stdin\nwrite again", interrupt_when="Allow")
+    assert run.interrupt_to_idle is not None and run.interrupt_to_idle < 2.5
+    assert "interrupted" in run.text and not (workspace / "never.txt").exists()
+    history_ok(kernel)
