@@ -3,7 +3,7 @@
 #
 #   * Debian's Chromium at /usr/bin/chromium (Playwright drives it; `playwright install`
 #     is never used because it downloads browsers and the network is closed),
-#   * a font so screenshots show text,
+#   * fonts so screenshots show text and the tool cards' status symbols (e.g. U+23F8),
 #   * jupyterlab + playwright (the `e2e` extra) in the Python given as $PYTHON, if missing.
 #
 # Usage: PYTHON=/path/to/venv/bin/python bash .ci/e2e-setup.sh
@@ -11,12 +11,14 @@ set -euo pipefail
 
 PYTHON="${PYTHON:-python3}"
 
-if [ ! -x /usr/bin/chromium ] || [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
+if [ ! -x /usr/bin/chromium ] \
+    || [ ! -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] \
+    || [ ! -e /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; then
     export DEBIAN_FRONTEND=noninteractive
     SUDO=""
     if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
     $SUDO apt-get update -qq
-    $SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+    $SUDO apt-get install -y -qq chromium fonts-dejavu-core fonts-noto-color-emoji >/dev/null
 fi
 /usr/bin/chromium --version 2>/dev/null | head -n 1
 
