@@ -197,9 +197,7 @@ class NotebookSession:
             path = replay or model.split(":", 1)[1]
             provider = ScriptedProvider.from_file(_here(path))
         else:
-            from ..providers.openai import OpenAICompatProvider
-
-            provider = OpenAICompatProvider(model, base_url=base_url)
+            provider = _http_provider(model, base_url)
         self.provider, self.provider_key = provider, key
         self.bundle = None
         return provider
@@ -317,6 +315,28 @@ class NotebookSession:
         self.errors[count] = scrub(text)
         while len(self.errors) > 50:
             del self.errors[min(self.errors)]
+
+
+def _http_provider(model: str, base_url: str) -> Any:
+    """An OpenAI-compatible provider. A remote endpoint needs a key from the environment (or
+    ``.env``): without one, say so at once instead of sending unauthenticated requests."""
+    from urllib.parse import urlsplit
+
+    from ..errors import ProviderConfigError
+    from ..providers.openai import OpenAICompatProvider
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    options: dict[str, Any] = {"base_url": base_url}
+    if "anthropic/" in model or model.startswith("claude"):
+        options["cache_prompt"] = True  # as clawnb.assemble.make_provider does
+    if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".local"):
+        return OpenAICompatProvider(model, **options)
+    try:
+        return OpenAICompatProvider.from_env(model, **options)
+    except ProviderConfigError as exc:
+        raise ProviderConfigError(
+            f"{exc}; or run offline with --model scripted:FILE"
+        ) from None
 
 
 def _here(path: str) -> Path:

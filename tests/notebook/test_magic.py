@@ -287,3 +287,13 @@ def test_max_turns_stops_with_a_clear_line(shell, tmp_path: Path, capsys, monkey
     shell.run_cell("%%claw --model scripted:s.jsonl --max-turns 2\nloop")
     assert "exceeded max turns (2)" in capsys.readouterr().out
     assert_history_valid(shell._clawnb_session.messages)
+
+
+def test_remote_model_without_a_key_says_how_to_fix_it(shell, capsys) -> None:
+    result = shell.run_cell("%%claw --model some/model\nhello")
+    assert result.success
+    out = capsys.readouterr().out
+    assert "no API key found" in out and "--model scripted:FILE" in out
+    assert shell._clawnb_session.messages == [] or all(
+        not isinstance(m, Message.Assistant) for m in shell._clawnb_session.messages
+    )
