@@ -251,12 +251,13 @@ class NotebookSession:
     # -- line magic answers ---------------------------------------------------------------------
 
     def reset(self) -> str:
+        """Forget the conversation, "always allow" answers and usage; a scripted model starts
+        its script again (the provider is rebuilt on the next cell)."""
         self.messages.clear()
+        self.provider = self.provider_key = None
+        self.bundle = self.bundle_key = None
         self.always_allowed.clear()
         self.input_tokens = self.output_tokens = self.turns = 0
-        if self.bundle is not None:
-            self.bundle.cost.reset()
-            self.bundle.context.tokens_used = 0
         return "conversation cleared"
 
     def status(self) -> str:
@@ -415,6 +416,9 @@ async def run_claw(shell: Any, options: CellOptions, body: str, *, view: Any = N
     from .interpolate import expand_prompt
 
     session = get_session(shell)
+    if session.running:
+        print("%%claw: another %%claw cell is still running in this kernel")
+        return None
     if options.new:
         session.reset()
     if options.model is not None:
@@ -429,9 +433,6 @@ async def run_claw(shell: Any, options: CellOptions, body: str, *, view: Any = N
         session.max_turns = options.max_turns
     if not body.strip():
         print("%%claw: the cell body is the prompt; it is empty (see %%claw --help)")
-        return None
-    if session.running:
-        print("%%claw: another %%claw cell is still running in this kernel")
         return None
     prompt = expand_prompt(body.strip(), shell, session.errors)
     view = view if view is not None else make_view(shell, quiet=options.quiet, ui=options.ui)
