@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.e2e
+
 STREAMED = "Streaming a short note before I write the file for you."
 FILE_CONTENT = "written by the clawnb e2e test\n"
 

@@ -9,6 +9,10 @@ next cell. On older kernels this test hangs at the click and times out.
 
 from __future__ import annotations
 
+import pytest
+
+pytestmark = pytest.mark.e2e
+
 AWAIT_CELL = """\
 import asyncio
 import ipywidgets as widgets
