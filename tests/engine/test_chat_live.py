@@ -48,10 +48,14 @@ REPLIES = [
 ]
 
 
+STALL = b"STALL"  # a reply that sends one delta and then hangs until the test ends
+
+
 class Server:
-    def __init__(self) -> None:
+    def __init__(self, replies: list[bytes] | None = None) -> None:
         self.requests: list[tuple[dict, str]] = []
-        replies = list(REPLIES)
+        self.stop = threading.Event()
+        replies = list(REPLIES if replies is None else replies)
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -59,6 +63,15 @@ class Server:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.requests.append((body, self.headers.get("Authorization", "")))
                 data = replies.pop(0) if replies else b""
+                if data == STALL:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    first = _delta({"content": "Thinking very slowly"})
+                    self.wfile.write(b"data: " + json.dumps(first).encode() + b"\n\n")
+                    self.wfile.flush()
+                    outer.stop.wait(15)
+                    return
                 self.send_response(200 if data else 500)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Content-Length", str(len(data)))
@@ -77,6 +90,7 @@ class Server:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -146,3 +160,26 @@ def test_live_server_then_offline_replay(tmp_path):
     replayed = _conversation(child)
     assert (replay_ws / "out.txt").read_text() == "from the model"
     assert "tokens: 200 in + 20 out | cost: $0.0000" in replayed
+
+
+def test_ctrl_c_during_a_live_stream(tmp_path):
+    final = _sse(_delta({"content": "Fresh answer."}), _delta({}, "stop"))
+    with Server([STALL, final]) as server:
+        child = _chat(tmp_path, tmp_path / "ws", "--model", "test-model",
+                      env={"CLAWNB_BASE_URL": server.url, "CLAWNB_API_KEY": KEY})
+        child.sendline("take your time")
+        child.expect("Thinking very slowly")
+        child.sendintr()
+        child.expect("interrupted")
+        child.expect("you> ")
+        child.sendline("again")
+        child.expect("Fresh answer.")
+        child.expect("you> ")
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert len(server.requests) == 2
+    # the interrupted turn left no assistant message; the next request carries both prompts
+    roles = [m["role"] for m in server.requests[1][0]["messages"]]
+    assert roles == ["system", "user", "user"]
