@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config, ConfigLoader
-from .context import ContextManager, ExtractiveSummarizer, estimate_tokens
+from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .session import SessionLog, SessionStore
@@ -159,6 +159,14 @@ class AgentSession:
         """Continue a saved session (by id, id prefix, path or ``"latest"``); returns how many
         messages it holds."""
         log = self._sessions().resume(session_id)
+        if (
+            log
+            and isinstance(log[0], Message.System)
+            and log[0].content != self.system_prompt
+            and not log[0].content.startswith(SUMMARY_PREFIX)
+        ):
+            # Today's prompt (date, git status, instruction files) replaces the old one.
+            log[0] = Message.System(self.system_prompt)
         self._switch(log)
         return len(log)
 

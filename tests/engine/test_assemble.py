@@ -232,3 +232,16 @@ async def test_allowed_directory_outside_the_workspace(tmp_path):
     assert s.history[3].content == "data file"
     assert s.history[4].content.startswith("error: safety check failed")
     assert s.history[5].content.startswith("error: safety check failed")
+
+
+async def test_resume_refreshes_the_system_prompt(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [{"text": "a"}])
+    s = build_agent(Config(), workspace=tmp_path, model=model, session="new")
+    await s.send("hello")
+    first = s.session_id
+    s.close()
+    (tmp_path / "CLAUDE.md").write_text("New rule: be kind.")
+    again = build_agent(Config(), workspace=tmp_path, model=model, session=first)
+    assert "New rule: be kind." in again.history[0].content
+    assert again.history[1] == Message.User("hello")
+    assert "New rule: be kind." in SessionLog.read(again.history.path)[0].content
