@@ -213,13 +213,14 @@ class SSEDecoder:
         self._started = False
 
     def feed(self, chunk: bytes) -> list[bytes]:
+        data = self._buf + chunk if self._buf else chunk
         if not self._started:
-            if not chunk:
+            if len(data) < 3 and b"\n" not in data and b"\r" not in data:
+                self._buf = data  # too short to tell whether a BOM starts the body
                 return []
             self._started = True
-            if chunk.startswith(b"\xef\xbb\xbf"):
-                chunk = chunk[3:]
-        data = self._buf + chunk if self._buf else chunk
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
         if b"\r" in data:
             trailing_cr = data.endswith(b"\r")
             if trailing_cr:  # maybe the first half of a CRLF split across chunks

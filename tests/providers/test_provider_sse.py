@@ -58,6 +58,8 @@ def test_decoder_flush_handles_last_line_without_newline():
 
 def test_decoder_strips_bom():
     assert decode(b"\xef\xbb\xbfdata: a\n") == [b"a"]
+    assert decode(b"\xef", b"\xbb", b"\xbfdata: b\n") == [b"b"]  # split across chunks
+    assert decode(b"", b"d", b"ata: c\n") == [b"c"]
 
 
 def test_decoder_hands_out_a_line_as_soon_as_it_ends():
