@@ -50,6 +50,8 @@ ARTIFACTS = Path(os.environ.get("CLAWNB_E2E_ARTIFACTS", REPO_ROOT / "test-artifa
 SERVER_START_TIMEOUT = 60.0
 # Default time Playwright waits for a selector or condition, in milliseconds.
 DEFAULT_WAIT_MS = 20_000
+# A first kernel start on a loaded 2-core CI machine (cold imports, .pyc writing) is slower.
+KERNEL_START_MS = 40_000
 # Outputs travel on another channel than the execute reply, and Markdown renders
 # asynchronously: how long to keep looking after the last cell has finished.
 STOPPED_GRACE_S = 3.0
@@ -344,7 +346,8 @@ class LabPage:
                 const k = w && w.sessionContext && w.sessionContext.session
                     && w.sessionContext.session.kernel;
                 return !!k && k.status === 'idle';
-            }"""
+            }""",
+            timeout=KERNEL_START_MS,
         )
 
     def run_all(self) -> None:
