@@ -11,7 +11,7 @@ from nbclient import NotebookClient
 from clawnb.course._exercises import make_exercise
 
 ROOT = Path(__file__).resolve().parents[2] / "notebooks"
-CHAPTERS = sorted(p for p in ROOT.glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
+CHAPTERS = sorted(p for p in ROOT.glob("[0-9][0-9]*_*.ipynb") if not p.name.startswith("00_"))
 
 
 def execute(path: Path, allow_errors: bool = False):
