@@ -380,3 +380,27 @@ async def test_chat_200_with_a_retryable_error_object_is_retried():
     async with LoopbackServer(busy, fine) as server:
         turn = await provider(server).chat([Message.User("x")], [])
     assert turn.text == "ok" and server.connections == 2
+
+
+async def test_cancelled_agent_turn_leaves_the_history_untouched():
+    steps = [
+        chunked_head(),
+        chunk(data(delta("thinking about it")) + "\n\n"),
+        Pause(10),
+        chunk(b""),
+    ]
+    async with LoopbackServer(steps) as server:
+        messages = [Message.User("hi")]
+        started = asyncio.Event()
+
+        def on_event(event):
+            if isinstance(event, AgentEvent.TextDelta):
+                started.set()
+
+        task = asyncio.create_task(StreamingAgent(provider(server)).chat(messages, on_event))
+        await asyncio.wait_for(started.wait(), 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.wait_for(server.client_gone.wait(), 2)
+    assert messages == [Message.User("hi")]

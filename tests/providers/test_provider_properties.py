@@ -115,3 +115,25 @@ def test_book_parser_never_raises(line):
 @given(json_values)
 def test_book_parser_never_raises_on_json(value):
     parse_sse_line("data: " + json.dumps(value))
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(VARIANTS), st.lists(st.integers(min_value=0), max_size=8))
+def test_any_chunking_over_real_tcp_assembles_the_same_turn(variant, points):
+    from provider_helpers import KEY
+
+    from clawnb.course._http_fixture import LoopbackServer, chunk, chunked_head
+    from clawnb.providers.openai import OpenAICompatProvider
+    from clawnb.types import Message
+
+    async def run():
+        pieces = [p for p in cut(variant.body, points) if p]
+        steps = [chunked_head()] + [chunk(p) for p in pieces] + [chunk(b"")]
+        events: list = []
+        async with LoopbackServer(steps) as server:
+            provider = OpenAICompatProvider("m", KEY, server.url)
+            turn = await provider.stream_chat([Message.User("x")], [], events.append)
+        return turn, events
+
+    turn, events = asyncio.run(run())
+    check_turn(turn, events, variant)
