@@ -245,3 +245,16 @@ async def test_resume_refreshes_the_system_prompt(tmp_path):
     assert "New rule: be kind." in again.history[0].content
     assert again.history[1] == Message.User("hello")
     assert "New rule: be kind." in SessionLog.read(again.history.path)[0].content
+
+
+async def test_hooks_from_config_guard_tool_calls(tmp_path):
+    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
+    config = Config.from_toml(
+        '[permissions]\nmode = "bypass"\n'
+        '[[hooks.pre_tool]]\ncommand = "echo no writes today >&2; exit 1"\n'
+        'tool_pattern = "write"\n'
+    )
+    s = build_agent(config, workspace=tmp_path, model=model)
+    await s.send("go")
+    assert not (tmp_path / "a.txt").exists()
+    assert "no writes today" in s.history[3].content
