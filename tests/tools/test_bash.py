@@ -103,7 +103,8 @@ async def test_no_orphan_after_cancellation(tmp_path):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - start < 3
+    # TERM, at most kill_grace (0.5 s), KILL: generous bound for a loaded CI machine
+    assert time.monotonic() - start < 10
     assert not _running(pid), "the background sleep survived cancellation"
 
 
