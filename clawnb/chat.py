@@ -194,6 +194,7 @@ class ChatApp:
         from .errors import ClawError
 
         self._error_shown = False
+        compactions = self.session.context.compactions if self.session is not None else 0
         task = self.loop.create_task(coro)
         try:
             self.loop.add_signal_handler(signal.SIGINT, task.cancel)
@@ -211,6 +212,9 @@ class ChatApp:
                 self.loop.remove_signal_handler(signal.SIGINT)
             except (NotImplementedError, RuntimeError):
                 pass
+            if self.session is not None and self.session.context.compactions > compactions:
+                self.say(f"(context compacted: the conversation is now "
+                         f"{len(self.session.history)} messages)")
         return None
 
     # -- commands -----------------------------------------------------------------------------

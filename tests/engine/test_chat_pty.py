@@ -137,6 +137,7 @@ def test_plan_compact_and_resume_commands(tmp_path):
     child.expect("second answer")
     child.expect("you> ")
     child.sendline("/compact")
+    child.expect(r"\(context compacted: the conversation is now \d+ messages\)")
     child.expect(r"\(compacted: \d+ → \d+ messages\)")
     child.expect("you> ")
     child.sendline("/clear")
@@ -209,3 +210,26 @@ def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
     saved = SessionLog.read(path)
     assert Message.ToolResult("c1", "error: interrupted by user") in saved
     assert saved[-1].turn.text == "Next answer."
+
+
+def test_automatic_compaction_is_announced(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / ".claw").mkdir(parents=True)
+    (ws / ".claw" / "config.toml").write_text("max_context_tokens = 1500\npreserve_recent = 2\n")
+    script = _script(tmp_path / "s.jsonl", [{"text": f"answer {i} " + "words " * 200}
+                                             for i in range(4)])
+    child = _spawn(tmp_path, script)
+    seen = False
+    for i in range(4):
+        child.sendline(f"question {i}")
+        index = child.expect([r"\(context compacted", "you> "])
+        if index == 0:
+            seen = True
+            child.expect("you> ")
+    child.sendline("/cost")
+    child.expect(r"\d+ compactions")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert seen
