@@ -323,7 +323,8 @@ class ConfigLoader:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (some Windows editors write one) is not a TOML error
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return None
     except IsADirectoryError:

@@ -191,3 +191,18 @@ def test_docs_cover_every_key():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "config.md").read_text()
     for key in Config.model_fields:
         assert f"`{key}`" in doc, key
+
+
+def test_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "proj" / ".claw" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'\xef\xbb\xbfmodel = "bom/model"\n')
+    assert _load(tmp_path).model == "bom/model"
+
+
+def test_non_utf8_file_is_a_clear_error(tmp_path):
+    path = tmp_path / "proj" / ".claw" / "config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b'model = "caf\xe9"\n')
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        _load(tmp_path)
