@@ -157,18 +157,19 @@ class ClawMagics(Magics):
         options = parse_options(line)
         if options is None:
             return None
-        coro = run_claw(self.shell, options, cell)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             try:
-                asyncio.run(coro)
+                asyncio.run(run_claw(self.shell, options, cell))
             except KeyboardInterrupt:
                 pass  # the runner already printed the "interrupted" line
             return None
         # a loop is running but we cannot await it (old ipykernel, autoawait off):
         # run in the background with a Stop button (§4.4)
-        self._background = asyncio.ensure_future(coro)
+        self._background = asyncio.ensure_future(
+            run_claw(self.shell, options, cell, raise_on_interrupt=False)
+        )
         self._show_stop_button(self._background)
         return None
 

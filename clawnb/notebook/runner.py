@@ -410,9 +410,18 @@ class CellOptions:
     ui: str = "auto"
 
 
-async def run_claw(shell: Any, options: CellOptions, body: str, *, view: Any = None) -> None:
+async def run_claw(
+    shell: Any,
+    options: CellOptions,
+    body: str,
+    *,
+    view: Any = None,
+    raise_on_interrupt: bool = True,
+) -> None:
     """Run one ``%%claw`` cell (see the module docstring). Returns ``None`` so the cell has no
-    ``Out[n]``."""
+    ``Out[n]``. After an interrupt it raises :class:`ClawInterrupted` (IPython shows one line
+    and "Run All" stops) unless ``raise_on_interrupt`` is false — a background task must not
+    raise a KeyboardInterrupt, which asyncio would propagate out of the kernel's loop."""
     from .interpolate import expand_prompt
 
     session = get_session(shell)
@@ -489,7 +498,7 @@ async def run_claw(shell: Any, options: CellOptions, body: str, *, view: Any = N
         session.checkpoints.end()
         session.running = False
         view.finish()
-    if interrupted:
+    if interrupted and raise_on_interrupt:
         raise ClawInterrupted(INTERRUPTED_LINE)
     return None
 

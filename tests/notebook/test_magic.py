@@ -299,3 +299,22 @@ def test_remote_model_without_a_key_says_how_to_fix_it(shell, capsys) -> None:
     assert shell._clawnb_session.messages == [] or all(
         not isinstance(m, Message.Assistant) for m in shell._clawnb_session.messages
     )
+
+
+async def test_stop_cancels_the_background_task_cleanly(shell, tmp_path: Path) -> None:
+    import asyncio
+
+    from clawnb.notebook.magic import ClawMagics
+
+    write_script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"text": "never"},
+    ])
+    magics = ClawMagics(shell)
+    magics.claw("--model scripted:s.jsonl --approve allow", "sleep")
+    task = magics._background
+    await asyncio.sleep(0.5)
+    task.cancel()  # what the Stop button does
+    await asyncio.wait_for(task, 5)  # ends without raising (no KeyboardInterrupt out of a task)
+    assert_history_valid(shell._clawnb_session.messages)
+    assert shell._clawnb_session.messages[-1].content == "error: interrupted by user"
