@@ -54,15 +54,20 @@ async def single_turn(provider: Provider, tools: ToolSet, prompt: str) -> str:
 
 
 def _append_round(messages: list[Message], turn: AssistantTurn, results: list[str]) -> None:
-    """Append the assistant turn and one result per call, in call order (the invariant)."""
+    """Append the assistant turn and one result per call, in call order (the invariant).
+
+    One ``extend``: a persisted history (SessionLog) writes the round as one record, so a crash
+    can never leave a tool call on disk without its results.
+    """
     calls = turn.tool_calls
     if len(calls) != len(results):  # pragma: no cover - the executor guarantees this
         raise AssertionError("one result per tool call")
-    messages.append(Message.Assistant(turn))
     if len(calls) == 1:
-        messages.append(ToolResult(calls[0].id, results[0]))
+        messages.extend((Message.Assistant(turn), ToolResult(calls[0].id, results[0])))
     else:
-        messages.extend(ToolResult(c.id, r) for c, r in zip(calls, results, strict=True))
+        messages.extend(
+            [Message.Assistant(turn), *(ToolResult(c.id, r) for c, r in zip(calls, results))]
+        )
 
 
 def _last_user_text(messages: list[Message]) -> str:
