@@ -69,3 +69,16 @@ def test_saved_notebook_never_contains_the_key(tmp_path: Path, monkeypatch) -> N
     assert "key=***" in saved and "CLAWNB_API_KEY = ***" in saved
     assert FAKE_KEY not in saved
     assert FAKE_KEY[-16:] not in saved
+
+
+def test_quickstart_passes_nbval_lax() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval-lax", str(QUICKSTART), "-q",
+         "-p", "no:cacheprovider", "-o", "addopts=", "-W", "ignore::DeprecationWarning"],
+        capture_output=True, text=True, timeout=110, cwd=QUICKSTART.parent,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert " passed" in out.stdout
