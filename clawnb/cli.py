@@ -3,7 +3,9 @@
 Subcommands:
 
 * ``demo`` — an offline agent session: a scripted model drives the real tools in a scratch
-  directory and the transcript is printed.
+  directory and the transcript is printed; ``demo --notebook`` runs the quick-start notebook
+  headless in a real Jupyter kernel instead.
+* ``kernel install`` — register the clawnb kernel, in which every cell is a prompt.
 * ``chat`` — the interactive terminal chat (:mod:`clawnb.chat`).
 """
 
@@ -20,6 +22,10 @@ __all__ = ["main"]
 
 
 def _demo(args: argparse.Namespace) -> int:
+    if args.notebook:
+        from .notebook.headless import main as run_headless
+
+        return run_headless(["--approval", args.approval])
     from .demo import DEMO_PROMPT, DEMO_SCRIPT
     from .terminal import TerminalRenderer
 
@@ -59,13 +65,33 @@ async def _run_demo(script: Path, workspace: Path, prompt: str, out) -> int:
     return 0
 
 
+def _kernel(args: argparse.Namespace) -> int:
+    from .notebook.kernel import main as kernel_main
+
+    return kernel_main(args.rest)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clawnb", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo = sub.add_parser("demo", help="run the offline demo session and print its transcript")
     demo.add_argument("--script", help="a scripted model file (JSON Lines of turns)")
     demo.add_argument("--workspace", help="directory for the demo's files (default: a temp dir)")
+    demo.add_argument(
+        "--notebook",
+        action="store_true",
+        help="run notebooks/00_quickstart.ipynb headless in a real kernel instead",
+    )
+    demo.add_argument(
+        "--approval",
+        choices=["allow", "deny"],
+        default="allow",
+        help="with --notebook: how the headless run answers approval requests",
+    )
     demo.set_defaults(func=_demo)
+    kernel = sub.add_parser("kernel", help="install the clawnb Jupyter kernel (cells are prompts)")
+    kernel.add_argument("rest", nargs=argparse.REMAINDER, help="install [--user|--sys-prefix]")
+    kernel.set_defaults(func=_kernel)
     from .chat import add_chat_parser
 
     add_chat_parser(sub)

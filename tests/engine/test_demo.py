@@ -38,3 +38,23 @@ def test_demo_script_running_out_is_reported_not_a_traceback(tmp_path):
     assert result.returncode == 1
     assert "no more turns" in result.stdout
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_demo_notebook_runs_the_quickstart_in_a_real_kernel():
+    result = subprocess.run(
+        [sys.executable, "-m", "clawnb", "demo", "--notebook"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "%%claw" in result.stdout
+    assert "approved by policy" in result.stdout
+
+
+def test_kernel_install_subcommand_writes_a_kernelspec(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "clawnb", "kernel", "install", "--prefix", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    specs = list(tmp_path.glob("share/jupyter/kernels/*/kernel.json"))
+    assert len(specs) == 1 and "clawnb" in specs[0].read_text()
