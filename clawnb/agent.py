@@ -66,7 +66,7 @@ def _append_round(messages: list[Message], turn: AssistantTurn, results: list[st
         messages.extend((Message.Assistant(turn), ToolResult(calls[0].id, results[0])))
     else:
         messages.extend(
-            [Message.Assistant(turn), *(ToolResult(c.id, r) for c, r in zip(calls, results))]
+            [Message.Assistant(turn), *(ToolResult(c.id, r) for c, r in zip(calls, results, strict=False))]
         )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from .types import AssistantTurn, TokenUsage, ToolCall
@@ -129,7 +129,7 @@ async def emit(on_event: EventCallback | None, event: Any) -> None:
         await result
 
 
-class ApprovalDecision(str, Enum):
+class ApprovalDecision(StrEnum):
     ALLOW_ONCE = "allow_once"
     ALLOW_SESSION = "allow_session"
     DENY = "deny"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 __all__ = [
@@ -41,7 +41,7 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     """Why the model stopped: it is finished (``STOP``) or wants tools run (``TOOL_USE``)."""
 
     STOP = "stop"

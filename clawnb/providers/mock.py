@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
-from ..events import EventCallback, StreamEvent, emit
 from ..errors import ProviderError
+from ..events import EventCallback, StreamEvent, emit
 from ..types import AssistantTurn, Message, ToolDefinition, compact_json
 
 __all__ = ["MockProvider", "MockStreamProvider"]
