@@ -28,7 +28,7 @@ from .render import PENDING, WAITING, Card, WidgetView
 __all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "env_policy"]
 
 APPROVE_CHOICES = ("auto", "widget", "stdin", "allow", "deny")
-DENIED_BY_USER = "denied: the user declined this tool call in the notebook"
+DENIED_BY_USER = "they clicked Deny in the notebook"
 DENIED_BY_POLICY = "denied: no one was asked (headless run, approval policy is 'deny')"
 
 

@@ -94,7 +94,7 @@ async def test_deny_click_denies_with_a_clear_reason(rendered_view) -> None:
     task = await ask(view, call, approver)
     click(buttons(view, "c1")["Deny"])
     answer = await asyncio.wait_for(task, 1)
-    assert not answer.allowed and "declined" in answer.reason
+    assert not answer.allowed and "clicked Deny" in answer.reason
 
 
 async def test_always_allow_remembers_the_tool(rendered_view) -> None:
