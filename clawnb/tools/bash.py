@@ -84,13 +84,18 @@ async def kill_group(pgid: int, grace: float = KILL_GRACE_S) -> None:
     """
     if not _signal_group(pgid, signal.SIGTERM):
         return
+    loop = asyncio.get_running_loop()
     try:
-        loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
         while loop.time() < deadline and _group_alive(pgid):
             await asyncio.sleep(0.02)
     finally:
         _signal_group(pgid, signal.SIGKILL)
+    # SIGKILL is delivered asynchronously: wait (briefly) until the group is really gone, so
+    # that "the call returned" means "nothing of it is still running".
+    deadline = loop.time() + 2.0
+    while loop.time() < deadline and _group_alive(pgid):
+        await asyncio.sleep(0.01)
 
 
 async def wait_exit(proc: asyncio.subprocess.Process) -> int:
@@ -199,8 +204,12 @@ class BashTool(BaseTool):
             timeout = self.timeout
         if timeout > self.max_timeout:
             raise ToolError(f"'timeout' must be at most {self.max_timeout} seconds, got {timeout}")
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        # The child may already run (and start `cmd &` jobs) before the spawn coroutine
+        # returns. Cancelling the spawn itself would make asyncio kill only bash and then wait
+        # for pipes the jobs still hold (forever, on 3.11); so the spawn is shielded and a
+        # cancellation that arrives meanwhile is handled once the process object exists.
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 "bash",
                 "-c",
                 command,
@@ -211,12 +220,32 @@ class BashTool(BaseTool):
                 env=self._environment(),
                 start_new_session=True,
             )
-        except OSError as exc:
-            raise ToolError(f"failed to run bash command: {exc}") from exc
+        )
+        cancelled = False
+        while True:
+            try:
+                proc = await asyncio.shield(spawn)
+                break
+            except asyncio.CancelledError:
+                if not spawn.done():
+                    cancelled = True
+                    continue
+                if spawn.cancelled() or spawn.exception() is not None:
+                    raise
+                cancelled = True
+                proc = spawn.result()
+                break
+            except OSError as exc:
+                if cancelled:
+                    raise asyncio.CancelledError from None
+                raise ToolError(f"failed to run bash command: {exc}") from exc
         pgid = proc.pid  # the session leader's pid is the group id
         assert proc.stdout is not None and proc.stderr is not None
         out = _Capture(proc.stdout, self.max_output_bytes)
         err = _Capture(proc.stderr, self.max_output_bytes)
+        if cancelled:
+            await asyncio.shield(self._cleanup(proc, pgid, out, err))
+            raise asyncio.CancelledError
         timed_out = False
         try:
             try:

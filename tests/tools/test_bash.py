@@ -108,6 +108,27 @@ async def test_no_orphan_after_cancellation(tmp_path):
     assert not _running(pid), "the background sleep survived cancellation"
 
 
+@pytest.mark.parametrize("ticks", [1, 2, 3, 5, 8, 13])
+async def test_cancellation_while_spawning_leaves_no_orphan(tmp_path, ticks):
+    """Cancel at different moments of process start-up — also while ``create_subprocess_exec``
+    is still connecting the pipes, when the child may already have started a background job.
+    The call must end promptly and leave nothing running."""
+    pid_file = tmp_path / "pid"
+    task = asyncio.create_task(
+        BashTool(kill_grace=0.3).call({"command": f"sleep 1000 & echo $! > {pid_file}; sleep 1000"})
+    )
+    for _ in range(ticks):
+        await asyncio.sleep(0)
+    start = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - start < 10
+    await asyncio.sleep(0.2)  # a bash that survived would have written its pid by now
+    if pid_file.exists() and pid_file.read_text().strip():
+        assert not _running(int(pid_file.read_text()))
+
+
 async def test_term_ignored_gets_killed(tmp_path):
     """A process that ignores SIGTERM is SIGKILLed after the grace period."""
     pid_file = tmp_path / "pid"
