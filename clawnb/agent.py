@@ -20,8 +20,10 @@ from typing import Any
 from .errors import MaxTurnsExceeded
 from .events import AgentEvent, EventCallback, StreamEvent, emit
 from .executor import Gate, Intercept, ResultLimit, ToolExecutor, ToolsInterrupted, tool_summary
+from .tools.tool_search import NAME as TOOL_SEARCH
 from .tools.tool_search import active_definitions
 from .types import (
+    Assistant,
     AssistantTurn,
     Message,
     Provider,
@@ -62,12 +64,9 @@ def _append_round(messages: list[Message], turn: AssistantTurn, results: list[st
     calls = turn.tool_calls
     if len(calls) != len(results):  # pragma: no cover - the executor guarantees this
         raise AssertionError("one result per tool call")
-    if len(calls) == 1:
-        messages.extend((Message.Assistant(turn), ToolResult(calls[0].id, results[0])))
-    else:
-        messages.extend(
-            [Message.Assistant(turn), *(ToolResult(c.id, r) for c, r in zip(calls, results, strict=False))]
-        )
+    messages.extend(
+        [Assistant(turn), *(ToolResult(c.id, r) for c, r in zip(calls, results, strict=True))]
+    )
 
 
 def _last_user_text(messages: list[Message]) -> str:
@@ -144,13 +143,14 @@ class _Loop:
         executor = self.executor
         ask = self._asker(on_event)
         tools = self.tools
+        # Deferred tools appear once tool_search loads them, so with tool_search the list is
+        # rebuilt every turn; otherwise it cannot change during a run.
+        fixed_defs = None if TOOL_SEARCH in tools else self._definitions(visible)
         while True:
             if max_turns is not None and turns >= max_turns:
                 raise MaxTurnsExceeded(max_turns)
             turns += 1
-            defs = active_definitions(tools)  # deferred tools stay hidden until loaded
-            if visible is not None:
-                defs = [d for d in defs if d.name in visible]
+            defs = fixed_defs if fixed_defs is not None else self._definitions(visible)
             turn = await ask(messages, defs)
             if on_event is not None:
                 await emit(on_event, AgentEvent.TurnEnd(turn))
@@ -163,12 +163,17 @@ class _Loop:
                 if self.gate is not None:
                     await self.gate.agent_end(text)
                 return text
+            calls = turn.tool_calls
             try:
-                results = await executor.run(turn.tool_calls, on_event, intercept=intercept)
+                if intercept is None and len(calls) == 1:  # the common case, kept lean
+                    result = await executor.run_call(calls[0], on_event)
+                    messages.extend((Assistant(turn), ToolResult(calls[0].id, result)))
+                else:
+                    results = await executor.run(calls, on_event, intercept=intercept)
+                    _append_round(messages, turn, results)
             except ToolsInterrupted as interrupted:
                 _append_round(messages, turn, interrupted.results)
                 raise
-            _append_round(messages, turn, results)
             if self.context is not None:
                 await self._after_turn(turn, messages)
             if stop_when is not None and stop_when():
@@ -177,6 +182,12 @@ class _Loop:
                 if self.gate is not None:
                     await self.gate.agent_end(text)
                 return text
+
+    def _definitions(self, visible: list[str] | None) -> list[Any]:
+        defs = active_definitions(self.tools)  # deferred tools stay hidden until loaded
+        if visible is not None:
+            defs = [d for d in defs if d.name in visible]
+        return defs
 
     async def _after_turn(self, turn: AssistantTurn, messages: list[Message]) -> None:
         if self.context is None:

@@ -123,21 +123,7 @@ class ToolExecutor:
         tools); intercepted calls emit no events.
         """
         if intercept is None and len(calls) == 1:
-            # The common case, kept lean: one call, nothing to intercept or group.
-            call = calls[0]
-            if on_event is not None:
-                await emit(
-                    on_event,
-                    AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
-                )
-            try:
-                return [await self._run_one(call, on_event)]
-            except asyncio.CancelledError:
-                await _emit_quietly(
-                    on_event,
-                    AgentEvent.ToolResult(call.id, call.name, INTERRUPTED_RESULT, "interrupted"),
-                )
-                raise ToolsInterrupted([INTERRUPTED_RESULT]) from None
+            return [await self.run_call(calls[0], on_event)]
         results: list[str | None] = [None] * len(calls)
         pending: list[int] = []
         for i, call in enumerate(calls):
@@ -153,17 +139,19 @@ class ToolExecutor:
                     on_event,
                     AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
                 )
+        started: set[int] = set()  # a started call reports its own interruption
         try:
             for group in self._groups(calls, pending):
                 if len(group) == 1:
                     i = group[0]
-                    results[i] = await self._run_one(calls[i], on_event)
+                    started.add(i)
+                    results[i] = await self.run_call(calls[i], on_event, announce=False)
                 else:
-                    await self._run_concurrently(calls, group, results, on_event)
+                    await self._run_concurrently(calls, group, results, started, on_event)
         except asyncio.CancelledError:
             filled = [r if r is not None else INTERRUPTED_RESULT for r in results]
             for i in pending:
-                if results[i] is None:
+                if results[i] is None and i not in started:
                     call = calls[i]
                     await _emit_quietly(
                         on_event,
@@ -194,53 +182,77 @@ class ToolExecutor:
         calls: list[ToolCall],
         group: list[int],
         results: list[str | None],
+        started: set[int],
         on_event: EventCallback | None,
     ) -> None:
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
 
         async def one(i: int) -> None:
             async with limit:
-                results[i] = await self._run_one(calls[i], on_event)
+                started.add(i)
+                results[i] = await self.run_call(calls[i], on_event, announce=False)
 
         async with asyncio.TaskGroup() as tg:
             for i in group:
                 tg.create_task(one(i))
 
-    async def _run_one(self, call: ToolCall, on_event: EventCallback | None) -> str:
-        tool = self.tools.get(call.name)
-        gate = self.gate
-        outcome = "error"
-        if tool is None:
-            content = f"error: unknown tool `{call.name}`"
-        elif call.invalid_arguments is not None:
-            content = (
-                f"error: the arguments for `{call.name}` were not valid JSON "
-                f"({_preview(call.invalid_arguments)}); send a JSON object"
+    async def run_call(
+        self, call: ToolCall, on_event: EventCallback | None = None, *, announce: bool = True
+    ) -> str:
+        """Run one call through the whole pipeline and return its result.
+
+        On cancellation the call reports ``interrupted`` and :class:`ToolsInterrupted` is raised
+        with its (filled) result, so a caller can keep the history valid."""
+        if announce and on_event is not None:
+            await emit(
+                on_event, AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments)
             )
-        else:
-            decision = call if gate is None else await gate.before_tool(call, tool)
-            if isinstance(decision, Refusal):
-                content, outcome = decision.content, decision.outcome
+        try:
+            tool = self.tools.get(call.name)
+            gate = self.gate
+            outcome = "error"
+            if tool is None:
+                content = f"error: unknown tool `{call.name}`"
+            elif call.invalid_arguments is not None:
+                content = (
+                    f"error: the arguments for `{call.name}` were not valid JSON "
+                    f"({_preview(call.invalid_arguments)}); send a JSON object"
+                )
             else:
-                call = decision
-                if on_event is not None:
-                    await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
-                try:
-                    content = await tool.call(call.arguments)
-                    outcome = "ok"
-                except (asyncio.CancelledError, KeyboardInterrupt):
-                    raise
-                except Exception as exc:  # a tool's failure is a value for the model
-                    content = f"error: {exc}"
-                if type(content) is not str:
-                    content = str(content)
+                refusal = None
                 if gate is not None:
-                    content = await gate.after_tool(call, content)
-        if self.result_limit is not None:
-            content = self.result_limit(call, content)
-        if on_event is not None:
-            await emit(on_event, AgentEvent.ToolResult(call.id, call.name, content, outcome))
-        return content
+                    decision = await gate.before_tool(call, tool)
+                    if isinstance(decision, Refusal):
+                        refusal = decision
+                    else:
+                        call = decision
+                if refusal is not None:
+                    content, outcome = refusal.content, refusal.outcome
+                else:
+                    if on_event is not None:
+                        await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
+                    try:
+                        content = await tool.call(call.arguments)
+                        outcome = "ok"
+                    except (asyncio.CancelledError, KeyboardInterrupt):
+                        raise
+                    except Exception as exc:  # a tool's failure is a value for the model
+                        content = f"error: {exc}"
+                    if type(content) is not str:
+                        content = str(content)
+                    if gate is not None:
+                        content = await gate.after_tool(call, content)
+            if self.result_limit is not None:
+                content = self.result_limit(call, content)
+            if on_event is not None:
+                await emit(on_event, AgentEvent.ToolResult(call.id, call.name, content, outcome))
+            return content
+        except asyncio.CancelledError:
+            await _emit_quietly(
+                on_event,
+                AgentEvent.ToolResult(call.id, call.name, INTERRUPTED_RESULT, "interrupted"),
+            )
+            raise ToolsInterrupted([INTERRUPTED_RESULT]) from None
 
 
 def _preview(text: str, limit: int = 80) -> str:
