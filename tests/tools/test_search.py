@@ -3,6 +3,8 @@ binary and non-UTF-8 files, and the two grep engines giving identical output."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from clawnb.tools import GlobTool, GrepTool, ToolError
@@ -249,3 +251,13 @@ def test_grep_engine_validation():
 
 def test_grep_metadata():
     assert GrepTool.read_only and GrepTool.concurrency_safe
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_special_files_never_block_a_search(tmp_path, engine):
+    """A FIFO in the tree would block a reader forever; only regular files are searched."""
+    _tree(tmp_path, {"a.txt": "needle\n"})
+    os.mkfifo(tmp_path / "pipe.txt")
+    out = await GrepTool(tmp_path, engine=engine).call({"pattern": "needle"})
+    assert out == "a.txt:1: needle"
+    assert await GlobTool(tmp_path).call({"pattern": "*.txt"}) == "a.txt"
