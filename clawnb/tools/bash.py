@@ -14,7 +14,8 @@ What makes it safe to run inside a notebook:
 * stdout and stderr are drained concurrently while the command runs, so a command printing
   megabytes never deadlocks on a full pipe; capture is capped (the rest is counted, not kept);
 * stdin is ``/dev/null`` (an interactive prompt gets EOF instead of hanging) and pagers are
-  set to ``cat``;
+  set to ``cat``; the agent's API-key variables (``CLAWNB_API_KEY``, ``OPENAI_API_KEY`` …)
+  are removed from the command's environment (``hide_env=()`` keeps them);
 * ``timeout`` (seconds, default 120) gives ``error: command timed out after {n}s`` with
   whatever was printed so far; a non-zero exit adds ``exit code: N`` to the output;
 * the working directory is the agent's workspace.
@@ -31,6 +32,15 @@ from ..types import ToolDefinition
 from .base import BaseTool, ToolError, optional_int, require_str
 
 __all__ = ["BashTool"]
+
+# The agent's own credentials: removed from the commands' environment, so `env` or
+# `echo $OPENAI_API_KEY` cannot put them into the conversation.
+SECRET_ENV = (
+    "CLAWNB_API_KEY",
+    "OPENROUTER_API_KEY",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+)
 
 # How long the group gets between SIGTERM and SIGKILL.
 KILL_GRACE_S = 1.0
@@ -176,12 +186,14 @@ class BashTool(BaseTool):
         max_output_bytes: int = 8 * 1024 * 1024,
         env: dict[str, str] | None = None,
         kill_grace: float = KILL_GRACE_S,
+        hide_env: tuple[str, ...] = SECRET_ENV,
     ) -> None:
         self.workspace = workspace
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.max_output_bytes = max_output_bytes
         self.env = env
+        self.hide_env = hide_env
         self.kill_grace = kill_grace
         self.definition = (
             ToolDefinition("bash", "Run a bash command and return its output.")
@@ -191,6 +203,8 @@ class BashTool(BaseTool):
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ if self.env is None else self.env)
+        for name in self.hide_env:  # the agent's own API keys never reach the model via `env`
+            env.pop(name, None)
         # Pagers and editors would wait on a terminal that is not there.
         env.setdefault("PAGER", "cat")
         env.setdefault("GIT_PAGER", "cat")

@@ -187,3 +187,14 @@ async def test_missing_workspace_is_a_clear_error(tmp_path):
 
 def test_metadata():
     assert BashTool.read_only is False and BashTool.concurrency_safe is False
+
+
+async def test_api_keys_are_not_visible_to_commands(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
+    monkeypatch.setenv("CLAWNB_API_KEY", "sk-other-secret")
+    monkeypatch.setenv("CLAWNB_HARMLESS", "visible")
+    out = await BashTool().call({"command": "env"})
+    assert "sk-secret-value" not in out and "sk-other-secret" not in out
+    assert "CLAWNB_HARMLESS=visible" in out
+    kept = await BashTool(hide_env=()).call({"command": "echo $OPENAI_API_KEY"})
+    assert kept == "sk-secret-value\n"
