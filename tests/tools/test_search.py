@@ -157,6 +157,7 @@ def code_tree(tmp_path):
             "crlf.txt": b"TODO crlf\r\nnext\r\n",
             "noeol.txt": b"first\nTODO last",
             "long.txt": "TODO " + "x" * 2000 + "\n",
+            "u.txt": "日本語 TODO é\n",
         },
     )
     (tmp_path / "link.py").symlink_to(tmp_path / "a.py")
@@ -177,6 +178,7 @@ async def test_grep_output(code_tree, engine):
         "link.py:3:     print('hi')  # TODO",
         "long.txt:1: TODO " + "x" * 25 + "…",
         "noeol.txt:2: TODO last",
+        "u.txt:1: 日本語 TODO é",
     ]
 
 
@@ -194,6 +196,8 @@ async def test_grep_output(code_tree, engine):
         (r"last$", None),
         ("import|x =", "*.{py,txt}"),
         ("TODO", "b/*"),
+        ("日本", None),
+        ("TODO é$", None),
     ],
 )
 async def test_grep_engines_agree(code_tree, pattern, include):
