@@ -3,13 +3,14 @@ binary and non-UTF-8 files, and the two grep engines giving identical output."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 import pytest
 
 from clawnb.tools import GlobTool, GrepTool, ToolError
 from clawnb.tools.glob import compile_glob, sort_key
-from clawnb.tools.grep import system_grep
+from clawnb.tools.grep import grep_search, system_grep
 
 ENGINES = [
     "python",
@@ -265,3 +266,35 @@ async def test_special_files_never_block_a_search(tmp_path, engine):
     out = await GrepTool(tmp_path, engine=engine).call({"pattern": "needle"})
     assert out == "a.txt:1: needle"
     assert await GlobTool(tmp_path).call({"pattern": "*.txt"}) == "a.txt"
+
+
+def _pids_reading(path: str) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                    if path.encode() in fh.read():
+                        pids.append(int(entry))
+            except OSError:
+                continue
+    return pids
+
+
+async def test_cancelled_grep_processes_are_killed(tmp_path):
+    """grep blocked on a FIFO stands in for a long search: cancelling the call kills it."""
+    exe = system_grep()
+    if exe is None:
+        pytest.skip("no grep with -P on PATH")
+    fifo = str(tmp_path / "never-written")
+    os.mkfifo(fifo)
+    task = asyncio.create_task(grep_search(exe, "x", [fifo]))
+    for _ in range(200):
+        if _pids_reading(fifo):
+            break
+        await asyncio.sleep(0.01)
+    assert _pids_reading(fifo), "grep did not start"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _pids_reading(fifo) == []
