@@ -152,7 +152,8 @@ class EditTool(BaseTool):
             "quotes": " (matched after normalising quotes)",
             "crlf": " (matched with CRLF line endings)",
         }[how]
-        return f"edited {path}{note}\n\n{render_diff(before, after)}"
+        diff = render_diff(before, after) or "(no change: the file already read like that)"
+        return f"edited {path}{note}\n\n{diff}"
 
     @staticmethod
     def _edit(shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:

@@ -285,3 +285,13 @@ async def test_without_file_state_there_is_no_guard(tmp_path):
     target.write_text("hello")
     await EditTool().call({"path": str(target), "old_string": "hello", "new_string": "bye"})
     assert target.read_text() == "bye"
+
+
+async def test_edit_that_changes_nothing_says_so(tmp_path):
+    target = tmp_path / "q.txt"
+    target.write_text("say \u201chi\u201d\n")
+    out = await EditTool().call(
+        {"path": str(target), "old_string": 'say "hi"', "new_string": "say \u201chi\u201d"}
+    )
+    assert out.endswith("(no change: the file already read like that)")
+    assert target.read_text() == "say \u201chi\u201d\n"
