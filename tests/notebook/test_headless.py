@@ -66,7 +66,9 @@ def test_saved_notebook_never_contains_the_key(tmp_path: Path, monkeypatch) -> N
     nbformat.write(nb, path)
     run_notebook(path, approval="allow", save=path)
     saved = path.read_text()
-    assert "key=***" in saved and "CLAWNB_API_KEY = ***" in saved
+    # BashTool hides the agent's API keys from commands (the output is "key="); whatever does
+    # reach an output is redacted ("key=***").
+    assert ("key=***" in saved or "key=\\n" in saved) and "CLAWNB_API_KEY = ***" in saved
     assert FAKE_KEY not in saved
     assert FAKE_KEY[-16:] not in saved
 
