@@ -12,6 +12,8 @@ wired the same way, so they are wired here once:
   rules from config, and the front end's approval callback);
 * the **system prompt** (:class:`~clawnb.prompt.SystemPromptBuilder`, with CLAUDE.md/AGENTS.md);
 * the **context manager** (compaction after each turn) and the **cost tracker**;
+* the **result limit**: results over 50,000 characters keep head and tail, and the full text
+  is saved under the sessions directory with its path given to the model;
 * the **history**: a plain list, or a :class:`~clawnb.session.SessionLog` persisted under
   ``config.sessions_dir`` (new, or resumed by id / ``"latest"``).
 
@@ -348,6 +350,8 @@ def build_agent(
     from .agent import SimpleAgent, StreamingAgent
 
     loop_class = StreamingAgent if streaming else SimpleAgent
+    from .tools.results import ResultLimiter
+
     agent = loop_class(
         provider,
         tools=list(toolset),
@@ -355,6 +359,9 @@ def build_agent(
         max_turns=config.max_turns or None,
         system_prompt=system_prompt,
         context=context,
+        # Over-long results keep head and tail; the full text is saved inside the workspace,
+        # where the read tool (and the path checks) let the model open it.
+        result_limit=ResultLimiter(directory=_sessions_root(config, ws)),
     )
 
     bundle = AgentSession(

@@ -13,6 +13,8 @@
     │   │   └── ProviderTimeout      connect or read timeout (stall between chunks)
     │   └── StreamError              an ``error`` object inside a 200 response or stream
     ├── ConfigError                  a config file or value is invalid (names file and key)
+    ├── SafetyViolation              a safety check refused a call (clawnb.safety; the gate
+    │                                turns it into an ``error: safety check failed: …`` result)
     └── AgentError                   the loop itself stopped
         └── MaxTurnsExceeded
 

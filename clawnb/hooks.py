@@ -267,7 +267,11 @@ class ShellHook:
     async def _run(self, event: Any, stage: str) -> Any:
         payload = self._payload(event)
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        env = dict(os.environ)
+        from .tools.bash import SECRET_ENV
+
+        # The agent's own API keys stay out of hook processes, as out of bash commands; a
+        # hook that needs a key gets it explicitly through ``env``.
+        env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
         env.update(self.env)
         env["CLAWNB_HOOK_EVENT"] = payload["event"]
         env["CLAWNB_TOOL_NAME"] = event.tool_name

@@ -258,3 +258,24 @@ async def test_hooks_from_config_guard_tool_calls(tmp_path):
     await s.send("go")
     assert not (tmp_path / "a.txt").exists()
     assert "no writes today" in s.history[3].content
+
+
+async def test_long_tool_results_are_cut_and_saved_where_the_model_can_read_them(tmp_path):
+    import json
+
+    from clawnb.assemble import build_agent
+
+    big = tmp_path / "big.txt"
+    big.write_text("".join(f"line {i}\n" for i in range(20_000)))  # ~190k characters
+    script = tmp_path / "s.jsonl"
+    script.write_text(
+        json.dumps({"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "big.txt"}}]})
+        + "\n" + json.dumps({"text": "ok"}) + "\n"
+    )
+    session = build_agent(workspace=tmp_path, model=f"scripted:{script}", gate=False)
+    await session.send("read it")
+    result = next(m for m in session.history if type(m).__name__ == "ToolResult").content
+    assert len(result) < 60_000 and "truncated" in result
+    saved = [p for p in (tmp_path / ".claw").rglob("*.txt")]
+    assert len(saved) == 1 and saved[0].read_text() == big.read_text()
+    assert str(saved[0]) in result or saved[0].name in result

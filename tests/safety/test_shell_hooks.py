@@ -80,6 +80,16 @@ async def test_event_arrives_in_env_vars(tmp_path: Path):
     assert (event, name, json.loads(args)) == ("post_tool_call", "write", {"path": "a.txt"})
 
 
+async def test_the_agents_api_keys_do_not_reach_hooks(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-secret-value")
+    monkeypatch.setenv("CLAWNB_API_KEY", "sk-clawnb-secret")
+    out = tmp_path / "env.txt"
+    await ShellHook(f"env > {out}", env={"MY_HOOK_TOKEN": "given"}).on_event(PRE)
+    seen = out.read_text()
+    assert "secret" not in seen
+    assert "MY_HOOK_TOKEN=given" in seen  # what the hook is given explicitly still arrives
+
+
 async def test_stdout_json_modifies_args():
     hook = ShellHook("""echo '{"args": {"command": "ls"}}'""")
     assert await hook.on_event(PRE) == HookAction.ModifyArgs({"command": "ls"})
