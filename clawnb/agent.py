@@ -239,23 +239,38 @@ class StreamingAgent(_Loop):
     async def chat(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
         """Stream until the model stops; a provider error is reported as ``AgentEvent.Error``
         and then raised."""
+        return await self._reporting_loop(messages, on_event)
+
+    async def _reporting_loop(
+        self, messages: list[Message], on_event: EventCallback | None, **options: Any
+    ) -> str:
         try:
-            return await self._loop(messages, on_event)
+            return await self._loop(messages, on_event, **options)
         except Exception as exc:
             await emit(on_event, AgentEvent.Error(str(exc)))
             raise
 
     def _asker(self, on_event: EventCallback | None) -> Any:
-        async def forward(event: Any) -> None:
-            match event:
-                case StreamEvent.TextDelta(text=text):
-                    await emit(on_event, AgentEvent.TextDelta(text))
-                case StreamEvent.ReasoningDelta(text=text):
-                    await emit(on_event, AgentEvent.ReasoningDelta(text))
-
         stream_chat = self.provider.stream_chat
+        forward = stream_forwarder(on_event)
 
         async def ask(messages: list[Message], tools: list[Any]) -> AssistantTurn:
-            return await stream_chat(messages, tools, forward if on_event is not None else None)
+            return await stream_chat(messages, tools, forward)
 
         return ask
+
+
+def stream_forwarder(on_event: EventCallback | None) -> EventCallback | None:
+    """A ``StreamEvent`` callback that passes text and reasoning on to ``on_event`` as
+    ``AgentEvent`` s (``None`` when nobody listens, so providers skip the calls)."""
+    if on_event is None:
+        return None
+
+    async def forward(event: Any) -> None:
+        match event:
+            case StreamEvent.TextDelta(text=text):
+                await emit(on_event, AgentEvent.TextDelta(text))
+            case StreamEvent.ReasoningDelta(text=text):
+                await emit(on_event, AgentEvent.ReasoningDelta(text))
+
+    return forward

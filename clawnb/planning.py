@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .agent import _Loop
-from .events import AgentEvent, EventCallback, StreamEvent, emit
+from .agent import StreamingAgent, stream_forwarder
+from .events import EventCallback
 from .types import AssistantTurn, Message, ToolCall, ToolDefinition
 
 __all__ = [
@@ -56,7 +56,7 @@ def exit_plan_definition() -> ToolDefinition:
     )
 
 
-class PlanAgent(_Loop):
+class PlanAgent(StreamingAgent):
     """A streaming agent with a read-only planning phase and an executing phase."""
 
     def __init__(self, provider: Any, **options: Any) -> None:
@@ -102,7 +102,7 @@ class PlanAgent(_Loop):
 
         self._planning = True
         try:
-            return await self._run(
+            return await self._reporting_loop(
                 messages,
                 on_event,
                 visible=sorted(allowed),
@@ -114,33 +114,18 @@ class PlanAgent(_Loop):
 
     async def execute(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
         """Carry out the (approved) plan with every tool; return the final text."""
-        return await self._run(messages, on_event)
-
-    async def _run(self, messages: list[Message], on_event: EventCallback | None, **kw: Any) -> str:
-        try:
-            return await self._loop(messages, on_event, **kw)
-        except Exception as exc:
-            await emit(on_event, AgentEvent.Error(str(exc)))
-            raise
+        return await self._reporting_loop(messages, on_event)
 
     def _asker(self, on_event: EventCallback | None) -> Any:
         planning = self._planning
         provider = self.provider
-
-        async def forward(event: Any) -> None:
-            match event:
-                case StreamEvent.TextDelta(text=text):
-                    await emit(on_event, AgentEvent.TextDelta(text))
-                case StreamEvent.ReasoningDelta(text=text):
-                    await emit(on_event, AgentEvent.ReasoningDelta(text))
+        forward = stream_forwarder(on_event)
 
         async def ask(messages: list[Message], tools: list[Any]) -> AssistantTurn:
             if planning:
                 tools = [*tools, exit_plan_definition()]
             if not hasattr(provider, "stream_chat"):  # a plain Provider works too
                 return await provider.chat(messages, tools)
-            return await provider.stream_chat(
-                messages, tools, forward if on_event is not None else None
-            )
+            return await provider.stream_chat(messages, tools, forward)
 
         return ask
