@@ -43,6 +43,20 @@ class BaseTool:
         return f"{type(self).__name__}()"
 
 
+class FileTool(BaseTool):
+    """A tool that works on files: relative paths are anchored at ``workspace`` (default: the
+    process cwd), and a ``file_state`` shared by read, write and edit turns on the
+    read-before-edit guard."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str] | None = None,
+        file_state: FileState | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.file_state = file_state
+
+
 def require_str(args: Any, key: str, message: str | None = None) -> str:
     """``args[key]`` if it is a string, else :class:`ToolError` (``missing '{key}' argument``)."""
     value = args.get(key) if isinstance(args, dict) else None

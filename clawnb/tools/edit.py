@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ToolDefinition
-from .base import BaseTool, FileState, ToolError, require_str, resolve_path
+from .base import FileState, FileTool, ToolError, require_str, resolve_path
 from .write import atomic_write, real_target
 
 __all__ = ["EditTool", "find_unique", "normalize_quotes", "render_diff"]
@@ -113,7 +113,7 @@ def render_diff(before: str, after: str, context: int = 2) -> str:
     return "\n".join(out)
 
 
-class EditTool(BaseTool):
+class EditTool(FileTool):
     """Replace the one occurrence of ``old_string`` in ``path`` with ``new_string``."""
 
     read_only = False
@@ -124,8 +124,7 @@ class EditTool(BaseTool):
         workspace: str | os.PathLike[str] | None = None,
         file_state: FileState | None = None,
     ) -> None:
-        self.workspace = workspace
-        self.file_state = file_state
+        super().__init__(workspace, file_state)
         self.definition = (
             ToolDefinition("edit", "Replace an exact string in a file (must appear exactly once).")
             .param("path", "string", "The file path to edit", True)

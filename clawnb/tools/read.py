@@ -12,12 +12,12 @@ import os
 from typing import Any
 
 from ..types import ToolDefinition
-from .base import BaseTool, FileState, ToolError, optional_int, require_str, resolve_path
+from .base import FileState, FileTool, ToolError, optional_int, require_str, resolve_path
 
 __all__ = ["ReadTool"]
 
 
-class ReadTool(BaseTool):
+class ReadTool(FileTool):
     read_only = True
     concurrency_safe = True
 
@@ -26,8 +26,7 @@ class ReadTool(BaseTool):
         workspace: str | os.PathLike[str] | None = None,
         file_state: FileState | None = None,
     ) -> None:
-        self.workspace = workspace
-        self.file_state = file_state
+        super().__init__(workspace, file_state)
         self.definition = (
             ToolDefinition("read", "Read the contents of a file.")
             .param("path", "string", "The file path to read", True)

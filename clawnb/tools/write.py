@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ToolDefinition
-from .base import BaseTool, FileState, ToolError, require_str, resolve_path
+from .base import FileState, FileTool, ToolError, require_str, resolve_path
 
 __all__ = ["WriteTool", "atomic_write"]
 
@@ -68,7 +68,7 @@ def real_target(path: Path) -> Path:
     return path
 
 
-class WriteTool(BaseTool):
+class WriteTool(FileTool):
     """Write ``content`` to ``path`` (relative paths are anchored at ``workspace``)."""
 
     read_only = False
@@ -79,8 +79,7 @@ class WriteTool(BaseTool):
         workspace: str | os.PathLike[str] | None = None,
         file_state: FileState | None = None,
     ) -> None:
-        self.workspace = workspace
-        self.file_state = file_state
+        super().__init__(workspace, file_state)
         self.definition = (
             ToolDefinition("write", "Write content to a file, creating directories as needed.")
             .param("path", "string", "The file path to write to", True)
