@@ -29,3 +29,10 @@ def test_lazy_exports_resolve():
 
     assert clawnb.MockProvider.__name__ == "MockProvider"
     assert "SimpleAgent" in dir(clawnb)
+
+
+def test_every_public_name_resolves():
+    import clawnb
+
+    for name in clawnb._EXPORTS:
+        assert getattr(clawnb, name) is not None, name
