@@ -120,6 +120,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 
+__all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
