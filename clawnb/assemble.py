@@ -237,6 +237,33 @@ def _sessions_root(config: Config, workspace: Path) -> Path:
     return root if root.is_absolute() else workspace / root
 
 
+class _RedactSecrets:
+    """``result_limit`` wrapper that replaces the agent's own API keys with ``***``.
+
+    Hiding the key variables from ``bash`` is not enough: a command can still read the chat
+    process's environment (``/proc/$PPID/environ``) or a ``.env`` file, and a tool result goes
+    to the screen, the session file and the model. So every result is scrubbed before it is
+    limited (the saved full text too).
+    """
+
+    def __init__(self, inner: Any, provider: Any) -> None:
+        from .tools.bash import SECRET_ENV
+
+        self.inner = inner
+        values = {os.environ.get(name, "") for name in SECRET_ENV}
+        self._secrets = sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
+        while hasattr(provider, "inner"):  # RecordingProvider and similar wrappers
+            provider = provider.inner
+        self._provider_redact = getattr(provider, "_redact", None)
+
+    def __call__(self, call: Any, content: str) -> str:
+        for secret in self._secrets:
+            content = content.replace(secret, "***")
+        if callable(self._provider_redact):
+            content = self._provider_redact(content)
+        return self.inner(call, content)
+
+
 def build_agent(
     config: Config | None = None,
     *,
@@ -361,7 +388,7 @@ def build_agent(
         context=context,
         # Over-long results keep head and tail; the full text is saved inside the workspace,
         # where the read tool (and the path checks) let the model open it.
-        result_limit=ResultLimiter(directory=_sessions_root(config, ws)),
+        result_limit=_RedactSecrets(ResultLimiter(directory=_sessions_root(config, ws)), provider),
     )
 
     bundle = AgentSession(
