@@ -157,6 +157,9 @@ class Transcript:
     input_tokens: int = 0
     output_tokens: int = 0
     cost: str = ""
+    # the model is answering a turn that has not ended yet (text or reasoning arrived since
+    # the last TurnEnd): the footer counts it, so a first streaming answer is "1 turn", not 0
+    in_turn: bool = False
 
     def _tail(self, kind: str) -> Block:
         if not self.blocks or self.blocks[-1].kind != kind:
@@ -167,10 +170,12 @@ class Transcript:
         """Record ``event``; return the block that changed (``None`` for footer-only changes)."""
         match event:
             case AgentEvent.TextDelta(text=text):
+                self.in_turn = True
                 block = self._tail("text")
                 block.text += text
                 return block
             case AgentEvent.ReasoningDelta(text=text):
+                self.in_turn = True
                 block = self._tail("reasoning")
                 block.text += text
                 return block
@@ -198,6 +203,7 @@ class Transcript:
                     card.ended = time.monotonic()
                 return self.block_of(card)
             case AgentEvent.TurnEnd(turn=turn):
+                self.in_turn = False
                 self.turns += 1
                 if turn.usage is not None:
                     self.input_tokens += turn.usage.input_tokens
@@ -222,7 +228,10 @@ class Transcript:
         return "".join(b.text for b in self.blocks if b.kind == "text")
 
     def footer(self) -> str:
-        parts = [f"{self.turns} turn{'s' if self.turns != 1 else ''}"]
+        """``N turns · tokens · cost``; N includes a turn still streaming (or cut short by an
+        error or an interrupt after it showed something)."""
+        turns = self.turns + (1 if self.in_turn else 0)
+        parts = [f"{turns} turn{'s' if turns != 1 else ''}"]
         if self.input_tokens or self.output_tokens:
             parts.append(f"{self.input_tokens:,} in / {self.output_tokens:,} out tokens")
         if self.cost:

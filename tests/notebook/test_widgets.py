@@ -302,3 +302,23 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
         "Revise the plan: shorter please",
         "Approved. Execute the plan.",
     ]
+
+
+async def test_footer_counts_the_turn_that_is_still_streaming() -> None:
+    # a first answer that is streaming is turn 1, not "0 turns"; after TurnEnd it stays 1
+    # and the next turn's first delta makes it 2
+    view, _sink = make_view(interval=0.0)
+    view(AgentEvent.TextDelta("Hel"))
+    view.throttle.flush_now()
+    assert "1 turn" in view.footer.value and "0 turns" not in view.footer.value
+    view(AgentEvent.TurnEnd(AssistantTurn(text="Hel", usage=TokenUsage(5, 2))))
+    assert view.transcript.footer().startswith("1 turn ·")
+    view(AgentEvent.ReasoningDelta("thinking"))
+    assert view.transcript.footer().startswith("2 turns")
+    view(AgentEvent.TurnEnd(AssistantTurn(text="", usage=TokenUsage(5, 2))))
+    assert view.transcript.footer().startswith("2 turns")
+    # a turn cut short after it showed text still counts in the final rendering
+    view(AgentEvent.TextDelta("partial"))
+    view(AgentEvent.Error("stream broke"))
+    view.finish()
+    assert "3 turns" in view.transcript.to_markdown()
