@@ -137,6 +137,16 @@ class Card:
             return f"{self.status} in {elapsed:.1f}s"
         return self.status
 
+    def label(self) -> str:
+        """The status line with the note that says who decided, without saying a word twice
+        ("denied by the user", not "denied (denied by the user)")."""
+        line = self.status_line()
+        if not self.note:
+            return line
+        if line == self.status and self.note.split(" ", 1)[0] == self.status:
+            return self.note
+        return f"{line} ({self.note})"
+
 
 @dataclass
 class Block:
@@ -271,9 +281,7 @@ class Transcript:
 
 
 def _card_plain(card: Card) -> str:
-    head = f"[{card.name}{': ' + card.title if card.title else ''}] {card.status_line()}"
-    if card.note:
-        head += f" ({card.note})"
+    head = f"[{card.name}{': ' + card.title if card.title else ''}] {card.label()}"
     if card.result:
         body = "\n".join("    " + row for row in preview(card.result, lines=6).splitlines())
         return head + "\n" + body
@@ -290,9 +298,7 @@ def _fence(text: str, lang: str = "") -> str:
 def _card_markdown(card: Card) -> str:
     icon = _ICON.get(card.status, "•")
     title = f" `{card.title}`" if card.title and "`" not in card.title else ""
-    head = f"{icon} **{card.name}**{title} — {card.status_line()}"
-    if card.note:
-        head += f" ({card.note})"
+    head = f"{icon} **{card.name}**{title} — {card.label()}"
     parts = [head]
     diff = edit_diff(card.name, card.arguments)
     if diff:
@@ -710,7 +716,7 @@ def _card_html(card: Card) -> str:
     color = _COLOR.get(card.status, "#888")
     icon = _ICON.get(card.status, "•")
     title = html.escape(scrub(card.title))
-    status = html.escape(card.status_line() + (f" ({card.note})" if card.note else ""))
+    status = html.escape(card.label())
     parts = [
         "<div style='border:1px solid #ddd;border-radius:6px;padding:4px 8px;margin:2px 0'>",
         f"<div><b>{html.escape(card.name)}</b> <code>{title}</code> "

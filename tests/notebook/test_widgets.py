@@ -322,3 +322,22 @@ async def test_footer_counts_the_turn_that_is_still_streaming() -> None:
     view(AgentEvent.Error("stream broke"))
     view.finish()
     assert "3 turns" in view.transcript.to_markdown()
+
+
+async def test_denied_card_says_denied_once(rendered_view) -> None:
+    view, _ = rendered_view
+    call = announce(view)
+    approver = Approver(view, how="widget")
+    task = await ask(view, call, approver)
+    click(buttons(view, "c1")["Deny"])
+    await task
+    view(AgentEvent.ToolResult("c1", "bash", "error: the user denied this tool call", "denied"))
+    card = view.card("c1")
+    assert card.label() == "denied by the user"
+    view.finish()
+    markdown = view.transcript.to_markdown()
+    assert "denied by the user" in markdown and "denied (denied" not in markdown
+    assert "denied (denied" not in view.transcript.to_plain()
+    # a note that is not a repeat keeps the status in front of it
+    card.status, card.note = "done", "approved"
+    assert card.label() == "done (approved)"
