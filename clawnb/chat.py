@@ -32,6 +32,8 @@ from typing import Any, TextIO
 
 __all__ = ["add_chat_parser", "chat_main"]
 
+_QUIT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
 HELP = """\
 commands:
   /plan <task>    plan with read-only tools, then choose: execute, revise, or drop
@@ -142,6 +144,7 @@ class ChatApp:
         self.loop = asyncio.new_event_loop()
         self.session: Any = None
         self._error_shown = False
+        self.terminated = 0  # the signal (SIGTERM/SIGHUP) that cancelled a turn, if any
 
     # -- output -------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -198,6 +201,11 @@ class ChatApp:
         task = self.loop.create_task(coro)
         try:
             self.loop.add_signal_handler(signal.SIGINT, task.cancel)
+            # A closed terminal (SIGHUP) or `kill` (SIGTERM) must not end the process with a
+            # tool still running: its process group (`sleep 1000 &` included) would outlive
+            # us. Cancel the turn the way Ctrl-C does, then quit.
+            for sig in _QUIT_SIGNALS:
+                self.loop.add_signal_handler(sig, self._terminate, sig, task)
         except (NotImplementedError, RuntimeError):  # not the main thread / no signals
             pass
         try:
@@ -209,13 +217,18 @@ class ChatApp:
                 self.say(f"error: {exc}")
         finally:
             try:
-                self.loop.remove_signal_handler(signal.SIGINT)
+                for sig in (signal.SIGINT, *_QUIT_SIGNALS):
+                    self.loop.remove_signal_handler(sig)
             except (NotImplementedError, RuntimeError):
                 pass
             if self.session is not None and self.session.context.compactions > compactions:
                 self.say(f"(context compacted: the conversation is now "
                          f"{len(self.session.history)} messages)")
         return None
+
+    def _terminate(self, sig: int, task: asyncio.Task[Any]) -> None:
+        self.terminated = sig
+        task.cancel()
 
     # -- commands -----------------------------------------------------------------------------
     def do_plan(self, task: str) -> None:
@@ -354,8 +367,10 @@ class ChatApp:
                 if line.startswith("/"):
                     if not self.command(line):
                         return 0
-                    continue
-                self.run(self.session.send(line, self.renderer()))
+                else:
+                    self.run(self.session.send(line, self.renderer()))
+                if self.terminated:
+                    return 128 + self.terminated
         finally:
             self.session.close()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from clawnb.assemble import build_agent
 from clawnb.events import AgentEvent
 from clawnb.types import Message
 
 KEY = "sk-test-SECRET123-review"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script(path: Path, turns: list[dict]) -> str:
@@ -46,3 +53,59 @@ async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
     for path in written:
         assert KEY not in path.read_text(errors="replace"), path
     session.close()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); it is dead for our purposes
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
+    # `kill <chat>` or closing the terminal window while a bash call runs used to end the
+    # chat at once and leave the command's process group (`sleep 1000 &` included) running.
+    pexpect = pytest.importorskip("pexpect")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {
+            "command": "sleep 1000 & echo $! > bg.pid; sleep 500"}}]},
+        {"text": "never reached"},
+    ])
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color",
+         "--approve", "allow"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT), "TERM": "dumb"},
+        encoding="utf-8", timeout=15, dimensions=(40, 200),
+    )
+    try:
+        child.expect("you> ")
+        child.sendline("start the server")
+        deadline = time.monotonic() + 10
+        while not (ws / "bg.pid").exists() or not (ws / "bg.pid").read_text().strip():
+            assert time.monotonic() < deadline, "the bash call never started"
+            time.sleep(0.05)
+        background = int((ws / "bg.pid").read_text())
+        assert _pid_alive(background)
+        child.kill(sig)
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 128 + sig
+        deadline = time.monotonic() + 5
+        while _pid_alive(background) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _pid_alive(background), "`sleep 1000 &` outlived the chat"
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    from clawnb.session import SessionLog
+
+    saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
+    assert isinstance(saved[-1], Message.ToolResult)  # the round was closed, history valid
