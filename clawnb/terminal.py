@@ -31,6 +31,7 @@ class TerminalRenderer:
         self.out = out or sys.stdout
         self.color = self.out.isatty() if color is None else color
         self._in_text = False
+        self._in_reasoning = False
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
@@ -39,15 +40,21 @@ class TerminalRenderer:
         if self._in_text:
             self.out.write("\n")
             self._in_text = False
+        self._in_reasoning = False
 
     def __call__(self, event: Any) -> None:
         match event:
             case AgentEvent.TextDelta(text=text):
+                if self._in_reasoning:  # the answer starts on its own line, not glued to it
+                    self._end_text()
+                self._in_reasoning = False
                 self.out.write(text)
                 self._in_text = True
             case AgentEvent.ReasoningDelta(text=text):
+                if self._in_text and not self._in_reasoning:
+                    self._end_text()
                 self.out.write(self._style(text, "2"))
-                self._in_text = True
+                self._in_text = self._in_reasoning = True
             case AgentEvent.ToolCall(summary=summary):
                 self._end_text()
                 self.out.write(self._style("⏺" + summary.removeprefix("   "), "1;36") + "\n")

@@ -109,3 +109,20 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
 
     saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
     assert isinstance(saved[-1], Message.ToolResult)  # the round was closed, history valid
+
+
+def test_reasoning_and_answer_are_not_glued_together():
+    # Without colour (piped output, --no-color) the dimmed reasoning and the answer used to
+    # run into one line: "Done thinking.The answer is 42."
+    import io
+
+    from clawnb.terminal import TerminalRenderer
+
+    out = io.StringIO()
+    render = TerminalRenderer(out, color=False)
+    for event in (AgentEvent.ReasoningDelta("Let me think. "), AgentEvent.ReasoningDelta("Done."),
+                  AgentEvent.TextDelta("The answer "), AgentEvent.TextDelta("is 42."),
+                  AgentEvent.ReasoningDelta("Hmm."), AgentEvent.TextDelta("Sure."),
+                  AgentEvent.Done("Sure.")):
+        render(event)
+    assert out.getvalue() == "Let me think. Done.\nThe answer is 42.\nHmm.\nSure.\n"
