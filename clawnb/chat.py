@@ -127,7 +127,12 @@ class _ChatInput:
         self.app.say(f"\n  {question}")
         for i, option in enumerate(options, 1):
             self.app.say(f"    {i}) {option}")
-        answer = (await self.app.console.ask("  > ")).strip()
+        try:
+            answer = (await self.app.console.ask("  > ")).strip()
+        except EOFError:  # Ctrl-D / end of piped input: say so, not a bare "error: "
+            from .tools.base import ToolError
+
+            raise ToolError("the user gave no answer (end of input)") from None
         if answer.isdigit() and 1 <= int(answer) <= len(options):
             return options[int(answer) - 1]
         return answer

@@ -126,3 +126,30 @@ def test_reasoning_and_answer_are_not_glued_together():
                   AgentEvent.Done("Sure.")):
         render(event)
     assert out.getvalue() == "Let me think. Done.\nThe answer is 42.\nHmm.\nSure.\n"
+
+
+def test_ask_user_at_end_of_input_says_so(tmp_path):
+    # Ctrl-D (or the end of piped input) at an ask_user question used to give the model the
+    # empty result "error: ".
+    import subprocess
+
+    ws = tmp_path / "ws"
+    model = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "ask_user",
+                         "arguments": {"question": "Which colour?", "options": ["red", "blue"]}}]},
+        {"text": "ok"},
+    ])
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace", str(ws),
+         "--no-color"],
+        input="choose\n", capture_output=True, text=True, timeout=30,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "error: the user gave no answer (end of input)" in proc.stdout
+    from clawnb.session import SessionLog
+
+    saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
+    result = next(m for m in saved if isinstance(m, Message.ToolResult))
+    assert result.content == "error: the user gave no answer (end of input)"
