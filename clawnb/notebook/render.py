@@ -302,7 +302,9 @@ def _card_markdown(card: Card) -> str:
     parts = [head]
     diff = edit_diff(card.name, card.arguments)
     if diff:
-        parts.append(_fence(diff, "diff"))
+        # HTML, not a ```diff fence: JupyterLab's Markdown highlighter leaves +/- lines
+        # uncoloured, and the rendering a saved notebook keeps should look like the live card
+        parts.append(_diff_html(diff))
     elif card.arguments not in (None, {}):
         parts.append(
             "<details><summary>arguments</summary>\n\n"
@@ -750,4 +752,8 @@ def _diff_html(diff: str) -> str:
         elif line.startswith("@@"):
             color = "color:#6f42c1"
         rows.append(f"<div style='{color}'>{html.escape(line) or '&nbsp;'}</div>")
-    return "<div style='font-family:monospace;font-size:small'>" + "".join(rows) + "</div>"
+    return (
+        "<div class='clawnb-diff' style='font-family:monospace;font-size:small;white-space:pre'>"
+        + "".join(rows)
+        + "</div>"
+    )

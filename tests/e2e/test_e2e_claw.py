@@ -232,9 +232,12 @@ def test_claw_cell_shows_text_while_it_is_still_streaming(lab, slow_model) -> No
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         running = lab.prompt(1) == "[*]:"
-        shown = _leading_answer_words(lab.output_text(1))
+        output = lab.output_text(1)
+        shown = _leading_answer_words(output)
         if running and 0 < shown < len(SLOW_WORDS) and (not seen or seen[-1] != shown):
             seen.append(shown)
+            # the footer counts the turn that is streaming (it used to say "0 turns")
+            assert "0 turns" not in output, output
             if len(seen) == 2:
                 lab.shot("partially-streamed")
         if not running or shown == len(SLOW_WORDS):
@@ -249,3 +252,30 @@ def test_claw_cell_shows_text_while_it_is_still_streaming(lab, slow_model) -> No
     lab.shot("stream-finished")
     assert requests and requests[0]["model"] == "slow-e2e"
     assert "Count to ten, slowly." in json.dumps(requests[0]["messages"])
+
+
+def test_saved_rendering_of_an_edit_keeps_the_coloured_diff(lab) -> None:
+    """The static rendering that replaces the widgets (and is saved) shows an edit's diff in
+    colour: JupyterLab's sanitizer keeps the inline styles, which a ```diff fence never had."""
+    workdir = lab.server.root / "diff"
+    workdir.mkdir()
+    (workdir / "f.py").write_text("x = 1\ny = 2\n")
+    edit = {"path": "f.py", "old_string": "x = 1", "new_string": "x = 10\nif x:\n    y = 3"}
+    turns = [
+        {"text": "Reading.", "tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "f.py"}}]},
+        {"text": "Editing.", "tool_calls": [{"id": "e1", "name": "edit", "arguments": edit}]},
+        {"text": "Changed **x**."},
+    ]
+    (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    cells = ["%load_ext clawnb", "%%claw --model scripted:script.jsonl --approve allow\nedit f.py"]
+    lab.open(lab.server.write_notebook("diff.ipynb", cells, directory=workdir))
+    lab.run_all()
+    lab.wait_output(1, r"Changed x\.")
+    lab.wait_prompt_done(1)
+    added = lab.cell(1).locator(".clawnb-diff div", has_text="+    y = 3")
+    added.wait_for()
+    colour = added.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert colour == "rgb(230, 255, 237)", colour  # #e6ffed survived the sanitizer
+    assert added.evaluate("e => getComputedStyle(e.parentElement).whiteSpace") == "pre"
+    lab.cell(1).locator(".clawnb-diff").scroll_into_view_if_needed()
+    lab.shot("static-diff")

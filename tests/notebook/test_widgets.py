@@ -185,7 +185,10 @@ async def test_finish_replaces_widgets_with_static_markdown(rendered_view) -> No
     static = sink.shown[-1]
     md = static["text/markdown"]
     assert "Here is **bold**." in md and "<details><summary>reasoning" in md
-    assert "```diff" in md and "+x = 2" in md and "-x = 1" in md
+    # the saved rendering keeps the diff's colours (a ```diff fence shows +/- uncoloured in
+    # JupyterLab) and its indentation
+    assert "background:#e6ffed" in md and "background:#ffeef0" in md and "white-space:pre" in md
+    assert "+x = 2" in md and "-x = 1" in md
     assert all(w.comm is None for w in widgets)  # closed: nothing left to save as state
 
 
