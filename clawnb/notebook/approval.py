@@ -29,7 +29,7 @@ __all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "env_policy"]
 
 APPROVE_CHOICES = ("auto", "widget", "stdin", "allow", "deny")
 DENIED_BY_USER = "they clicked Deny in the notebook"
-DENIED_BY_POLICY = "denied: no one was asked (headless run, approval policy is 'deny')"
+DENIED_BY_POLICY = "no one was asked; the notebook's approval policy denies tool calls ({why})"
 
 
 def env_policy() -> tuple[str, str]:
@@ -101,7 +101,7 @@ class Approver:
             return Approval.allow_once()
         if how == "deny":
             self._mark(card, f"denied by policy: {why}")
-            return Approval.deny(DENIED_BY_POLICY)
+            return Approval.deny(DENIED_BY_POLICY.format(why=why))
         if how == "widget" and card is not None:
             answer = await self.view.ask_approval(card)
         else:

@@ -344,3 +344,18 @@ async def test_denied_card_says_denied_once(rendered_view) -> None:
     # a note that is not a repeat keeps the status in front of it
     card.status, card.note = "done", "approved"
     assert card.label() == "done (approved)"
+
+
+async def test_policy_denial_tells_the_model_which_policy(monkeypatch) -> None:
+    # --approve deny in a live notebook is not a "headless run": the reason names the option;
+    # with no frontend the reason names the environment variable
+    monkeypatch.delenv("CLAWNB_APPROVAL", raising=False)
+    view, _ = make_view()
+    call = announce(view)
+    answer = await Approver(view, how="deny")(ApprovalRequest(call, "bash: ls"))
+    assert not answer.allowed and "--approve deny" in answer.reason
+    assert "headless" not in answer.reason
+    view2, _ = make_view()
+    call = announce(view2)
+    answer = await Approver(view2, frontend_timeout=0.01)(ApprovalRequest(call, "bash: ls"))
+    assert not answer.allowed and "CLAWNB_APPROVAL unset" in answer.reason
