@@ -312,10 +312,19 @@ class NotebookSession:
     def record_error(self, count: int | None, error: BaseException | None) -> None:
         if count is None or error is None:
             return
-        text = "".join(traceback.format_exception(error, limit=-5)).rstrip()
-        self.errors[count] = scrub(text)
+        self.errors[count] = scrub(_user_traceback(error))
         while len(self.errors) > 50:
             del self.errors[min(self.errors)]
+
+
+def _user_traceback(error: BaseException) -> str:
+    """The traceback the user saw, for ``Err[n]``: the last frames of *their* code, without
+    IPython's own frames (``run_code`` and friends) that tell the model nothing."""
+    exc = traceback.TracebackException.from_exception(error)
+    marker = os.sep + os.path.join("IPython", "core") + os.sep
+    frames = [f for f in exc.stack if marker not in f.filename][-5:]
+    exc.stack = traceback.StackSummary.from_list(frames)
+    return "".join(exc.format()).rstrip()
 
 
 def _http_provider(model: str, base_url: str) -> Any:

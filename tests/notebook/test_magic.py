@@ -125,6 +125,8 @@ def test_interpolation_and_references(shell, tmp_path: Path) -> None:
     prompt = next(m.content for m in shell._clawnb_session.messages if isinstance(m, Message.User))
     assert prompt.startswith("x is 41, {lit}, {nope}; see Err[")
     assert "ZeroDivisionError" in prompt
+    # the user's own frame, not IPython's machinery (run_code in interactiveshell.py)
+    assert "1/0" in prompt and "interactiveshell.py" not in prompt
 
 
 def test_help_and_bad_options(shell, capsys) -> None:
