@@ -25,12 +25,13 @@ Every key is documented in ``docs/config.md``.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
@@ -87,15 +88,32 @@ class HooksConfig(_Strict):
     post_tool: list[ShellHookConfig] = Field(default_factory=list)
 
 
+_RULE_SHAPE = re.compile(r"^[^()\s]+(\(.*\))?$", re.DOTALL)
+
+
+def _check_rule(rule: str) -> str:
+    # A malformed rule would silently match nothing, and a deny rule that matches nothing
+    # is a protection the user believes in but does not have.
+    if not _RULE_SHAPE.match(rule.strip()):
+        raise ValueError(
+            f"not a valid rule {rule!r}: write a tool name or glob, optionally followed by "
+            "a pattern in parentheses, e.g. 'bash(git *)' or 'write(src/**)'"
+        )
+    return rule
+
+
+Rule = Annotated[str, AfterValidator(_check_rule)]
+
+
 class PermissionsConfig(_Strict):
     """``[permissions]``: the mode and rule lists. A rule is a tool-name glob, optionally with an
     argument pattern: ``"read"``, ``"mcp__*"``, ``"bash(git *)"``, ``"write(src/**)"``. Deny rules
     win in every mode."""
 
     mode: PermissionMode = "default"
-    allow: list[str] = Field(default_factory=list)
-    ask: list[str] = Field(default_factory=list)
-    deny: list[str] = Field(default_factory=list)
+    allow: list[Rule] = Field(default_factory=list)
+    ask: list[Rule] = Field(default_factory=list)
+    deny: list[Rule] = Field(default_factory=list)
 
 
 class ModelPricing(_Strict):
@@ -208,6 +226,8 @@ def _validate(cls: type[Any], data: dict[str, Any], source: str) -> Any:
             message = err["msg"]
             if err["type"] == "extra_forbidden":
                 message = "unknown key"
+            elif err["type"] == "value_error":
+                message = message.removeprefix("Value error, ")
             else:
                 message = f"{message} (got {_short(err.get('input'))})"
             problems.append(f"key '{key}': {message}")

@@ -153,3 +153,31 @@ def test_ask_user_at_end_of_input_says_so(tmp_path):
     saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
     result = next(m for m in saved if isinstance(m, Message.ToolResult))
     assert result.content == "error: the user gave no answer (end of input)"
+
+
+@pytest.mark.parametrize("rule", ["bash(rm *", "bash rm *", "bash)rm(", "", "(rm *)"])
+def test_malformed_permission_rule_is_a_config_error(tmp_path, rule):
+    # `deny = ["bash(rm *"]` (a missing parenthesis) used to be accepted and then match
+    # nothing, so the command it was meant to deny ran.
+    from clawnb.config import ConfigLoader
+    from clawnb.errors import ConfigError
+
+    for place in ("project", "user"):
+        path = (tmp_path / "ws" / ".claw" / "config.toml" if place == "project"
+                else tmp_path / "xdg" / "clawnb" / "config.toml")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("[permissions]\n" + f"deny = ['bash(git push*)', {json.dumps(rule)}]\n")
+        with pytest.raises(ConfigError) as info:
+            ConfigLoader.load(project_dir=tmp_path / "ws", config_home=tmp_path / "xdg", env={})
+        message = str(info.value)
+        assert str(path) in message and "key 'permissions.deny.1'" in message
+        assert f"not a valid rule {rule!r}" in message
+        path.unlink()
+
+
+def test_well_formed_permission_rules_are_accepted(tmp_path):
+    from clawnb.config import Config
+
+    rules = ["read", "mcp__*", "bash(git *)", "write(src/**)", "bash(echo (x))", "*"]
+    config = Config.from_toml("[permissions]\n" + f"deny = {json.dumps(rules)}\n")
+    assert config.permissions.deny == rules
