@@ -228,6 +228,9 @@ def _validate(cls: type[Any], data: dict[str, Any], source: str) -> Any:
                 message = "unknown key"
             elif err["type"] == "value_error":
                 message = message.removeprefix("Value error, ")
+            elif err["type"] in ("model_type", "dict_type"):
+                # TOML words, not the names of our Python classes
+                message = f"expected a table (got {_short(err.get('input'))})"
             else:
                 message = f"{message} (got {_short(err.get('input'))})"
             problems.append(f"key '{key}': {message}")

@@ -181,3 +181,20 @@ def test_well_formed_permission_rules_are_accepted(tmp_path):
     rules = ["read", "mcp__*", "bash(git *)", "write(src/**)", "bash(echo (x))", "*"]
     config = Config.from_toml("[permissions]\n" + f"deny = {json.dumps(rules)}\n")
     assert config.permissions.deny == rules
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('permissions = "bypass"', "permissions"),
+    ("[pricing]\nm = 3", "pricing.m"),
+    ("mcp_servers = [3]", "mcp_servers.0"),
+    ("pricing = 3", "pricing"),
+])
+def test_a_value_where_a_table_belongs_is_explained_in_toml_words(text, key):
+    # used to say "Input should be a valid dictionary or instance of PermissionsConfig"
+    from clawnb.config import Config
+    from clawnb.errors import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        Config.from_toml(text, "f.toml")
+    assert str(info.value).startswith(f"f.toml: key '{key}': expected a table (got ")
+    assert "instance of" not in str(info.value) and "dictionary" not in str(info.value)
