@@ -153,7 +153,10 @@ class ChatApp:
 
     # -- output -------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
-        self.out.write(text + "\n")
+        from .terminal import printable
+
+        # approval questions and ask_user quote the model's arguments: no raw control chars
+        self.out.write(printable(text) + "\n")
         self.out.flush()
 
     def renderer(self) -> Any:

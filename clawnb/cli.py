@@ -44,10 +44,12 @@ async def _run_demo(script: Path, workspace: Path, prompt: str, out) -> int:
     from .assemble import build_agent
     from .errors import ClawError
     from .events import Approval, ApprovalRequest
+    from .terminal import printable
 
     async def approve(request: ApprovalRequest) -> Approval:
         # A person would click Approve/Deny here; the demo approves and says so.
-        out.out.write(f"    ? {request.summary.strip()} needs approval: approved (demo policy)\n")
+        out.out.write(printable(f"    ? {request.summary.strip()} needs approval: "
+                                "approved (demo policy)") + "\n")
         return Approval.allow_once()
 
     try:

@@ -7,12 +7,25 @@ outcome.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import sys
 from typing import Any, TextIO
 
 from .events import AgentEvent
 
-__all__ = ["TerminalRenderer", "preview"]
+__all__ = ["TerminalRenderer", "preview", "printable"]
+
+# C0/C1 control characters (tab and newline excepted) and the bidi overrides: written raw,
+# they let a command, a file or the model's text move the cursor, erase a line or reorder it,
+# e.g. hide `rm -rf ~` behind a harmless-looking command in an approval question.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to write to a terminal: control characters are shown as ``\\xNN``."""
+    text = text.replace("\r\n", "\n")
+    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 def preview(text: str, *, lines: int = 6, width: int = 100) -> list[str]:
@@ -43,6 +56,11 @@ class TerminalRenderer:
         self._in_reasoning = False
 
     def __call__(self, event: Any) -> None:
+        # every string an event carries comes from the model, a tool or a file: neutralise it
+        for field in ("text", "summary", "content", "message"):
+            value = getattr(event, field, None)
+            if isinstance(value, str) and _UNSAFE.search(value):
+                event = dataclasses.replace(event, **{field: printable(value)})
         match event:
             case AgentEvent.TextDelta(text=text):
                 if self._in_reasoning:  # the answer starts on its own line, not glued to it

@@ -198,3 +198,54 @@ def test_a_value_where_a_table_belongs_is_explained_in_toml_words(text, key):
         Config.from_toml(text, "f.toml")
     assert str(info.value).startswith(f"f.toml: key '{key}': expected a table (got ")
     assert "instance of" not in str(info.value) and "dictionary" not in str(info.value)
+
+
+HIDDEN = "echo PWNED > pwned.txt #\r\x1b[2Kls -la"  # on a raw terminal this shows as "ls -la"
+
+
+def test_approval_question_shows_control_characters_instead_of_obeying_them(tmp_path):
+    # A model (or a prompt injection) could hide the real command behind a carriage return
+    # and an erase-line sequence: the approval question then read "allow [bash: ls -la]".
+    pexpect = pytest.importorskip("pexpect")
+    ws = tmp_path / "ws"
+    model = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": HIDDEN}}]},
+        {"text": "done \x1b[2J\x07"},
+    ])
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT), "TERM": "dumb"},
+        encoding="utf-8", timeout=15, dimensions=(40, 200),
+    )
+    child.expect("you> ")
+    child.sendline("list files")
+    child.expect(r"\[a\]lways: ")
+    question = child.before
+    assert "? allow [bash: echo PWNED > pwned.txt #\\r\\x1b[2Kls -la]" in question
+    assert "\x1b" not in question and "\r\x1b" not in question
+    child.sendline("n")
+    child.expect("you> ")
+    assert "done \\x1b[2J\\x07" in child.before and "\x1b" not in child.before
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert not (ws / "pwned.txt").exists()
+
+
+def test_terminal_renderer_neutralises_control_characters():
+    import io
+
+    from clawnb.terminal import TerminalRenderer, printable
+
+    out = io.StringIO()
+    render = TerminalRenderer(out, color=False)
+    render(AgentEvent.ToolCall("bash", f"    [bash: {HIDDEN}]"))
+    render(AgentEvent.ToolResult("c1", "bash", "line one\r\nok\x1b]0;title\x07\u202eevil"))
+    render(AgentEvent.Error("bad \x1b[2K"))
+    text = out.getvalue()
+    assert "\x1b" not in text and "\r" not in text and "\u202e" not in text and "\x07" not in text
+    assert "⏺ [bash: echo PWNED > pwned.txt #\\r\\x1b[2Kls -la]" in text
+    assert "⎿ line one\n" in text and "ok\\x1b]0;title\\x07\\u202eevil" in text
+    assert printable("tabs\tand\nnewlines stay, ünïcödé too") == "tabs\tand\nnewlines stay, ünïcödé too"
