@@ -101,6 +101,19 @@ def edit_diff(name: str, arguments: Any) -> str | None:
     return "\n".join(lines)
 
 
+def code_argument(arguments: Any) -> tuple[str, Any] | None:
+    """``(code, other arguments)`` for a call that runs code (``run_python``'s ``code``):
+    the code is what the user approves, so the card shows it as code instead of hiding it,
+    JSON-escaped, in the collapsed arguments."""
+    if not isinstance(arguments, dict):
+        return None
+    code = arguments.get("code")
+    if not isinstance(code, str) or not code.strip():
+        return None
+    rest = {k: v for k, v in arguments.items() if k != "code"}
+    return code, rest
+
+
 @dataclass
 class Card:
     """One tool call as the user sees it."""
@@ -301,14 +314,19 @@ def _card_markdown(card: Card) -> str:
     head = f"{icon} **{card.name}**{title} — {card.label()}"
     parts = [head]
     diff = edit_diff(card.name, card.arguments)
+    code = code_argument(card.arguments)
+    arguments = card.arguments
+    if code is not None:
+        parts.append(_fence(code[0].rstrip("\n"), "python"))
+        arguments = code[1]
     if diff:
         # HTML, not a ```diff fence: JupyterLab's Markdown highlighter leaves +/- lines
         # uncoloured, and the rendering a saved notebook keeps should look like the live card
         parts.append(_diff_html(diff))
-    elif card.arguments not in (None, {}):
+    elif arguments not in (None, {}):
         parts.append(
             "<details><summary>arguments</summary>\n\n"
-            + _fence(_args_json(card.arguments), "json")
+            + _fence(_args_json(arguments), "json")
             + "\n</details>"
         )
     if card.result:
@@ -725,12 +743,20 @@ def _card_html(card: Card) -> str:
         f"<span class='clawnb-status' style='color:{color}'>{icon} {status}</span></div>",
     ]
     diff = edit_diff(card.name, card.arguments)
+    code = code_argument(card.arguments)
+    arguments = card.arguments
+    if code is not None:
+        parts.append(
+            "<pre class='clawnb-code' style='background:#f6f8fa;padding:4px 6px;margin:2px 0;"
+            f"line-height:1.4'>{html.escape(scrub(code[0].rstrip(chr(10))))}</pre>"
+        )
+        arguments = code[1]
     if diff:
         parts.append(_diff_html(diff))
-    elif card.arguments not in (None, {}):
+    elif arguments not in (None, {}):
         parts.append(
             "<details><summary style='color:#888'>arguments</summary>"
-            f"<pre>{html.escape(scrub(_args_json(card.arguments)))}</pre></details>"
+            f"<pre>{html.escape(scrub(_args_json(arguments)))}</pre></details>"
         )
     if card.result:
         parts.append(
@@ -753,7 +779,8 @@ def _diff_html(diff: str) -> str:
             color = "color:#6f42c1"
         rows.append(f"<div style='{color}'>{html.escape(line) or '&nbsp;'}</div>")
     return (
-        "<div class='clawnb-diff' style='font-family:monospace;font-size:small;white-space:pre'>"
+        "<div class='clawnb-diff' style='font-family:monospace;font-size:small;"
+        "white-space:pre;line-height:1.4'>"
         + "".join(rows)
         + "</div>"
     )

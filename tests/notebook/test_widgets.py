@@ -359,3 +359,19 @@ async def test_policy_denial_tells_the_model_which_policy(monkeypatch) -> None:
     call = announce(view2)
     answer = await Approver(view2, frontend_timeout=0.01)(ApprovalRequest(call, "bash: ls"))
     assert not answer.allowed and "CLAWNB_APPROVAL unset" in answer.reason
+
+
+async def test_run_python_card_shows_the_code_to_approve(rendered_view) -> None:
+    # the code is what the user approves: visible on the card (and in the saved rendering),
+    # not JSON-escaped inside the collapsed arguments
+    view, sink = rendered_view
+    code = "total = sum(sales)\nprint(total)"
+    view(AgentEvent.ToolCall("run_python", "    [run_python]", "p1", {"code": code}))
+    view.throttle.flush_now()
+    card_html = view.transcript.blocks[-1].widget.children[0].value
+    assert "clawnb-code" in card_html and "total = sum(sales)\nprint(total)" in card_html
+    assert "arguments</summary>" not in card_html
+    view.finish()
+    md = sink.shown[-1]["text/markdown"]
+    assert "```python\ntotal = sum(sales)\nprint(total)\n```" in md
+    assert "\\n" not in md
