@@ -342,11 +342,19 @@ def _http_provider(model: str, base_url: str) -> Any:
     if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".local"):
         return OpenAICompatProvider(model, **options)
     try:
-        return OpenAICompatProvider.from_env(model, **options)
+        provider = OpenAICompatProvider.from_env(model, **options)
     except ProviderConfigError as exc:
         raise ProviderConfigError(
             f"{exc}; or run offline with --model scripted:FILE"
         ) from None
+    # a key read from the notebook folder's .env is not in os.environ, so the scrubber would
+    # only catch it if it looks like a key: tell it the value (a model that reads .env, or a
+    # server that echoes the key in an error, must not put it in a cell output)
+    from ..providers.openai import _env_key
+    from .secrets import register_secret
+
+    register_secret(_env_key(base_url, dotenv=True))
+    return provider
 
 
 def _here(path: str) -> Path:

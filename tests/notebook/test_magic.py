@@ -320,3 +320,18 @@ async def test_stop_cancels_the_background_task_cleanly(shell, tmp_path: Path) -
     await asyncio.wait_for(task, 5)  # ends without raising (no KeyboardInterrupt out of a task)
     assert_history_valid(shell._clawnb_session.messages)
     assert shell._clawnb_session.messages[-1].content == "error: interrupted by user"
+
+
+def test_a_key_from_dotenv_is_scrubbed_too(shell, tmp_path: Path) -> None:
+    # the provider may take its key from the notebook folder's .env (not os.environ); the
+    # scrubber must know that value even when it does not look like a key
+    from clawnb.notebook.runner import get_session
+    from clawnb.notebook.secrets import scrub
+
+    secret = "plain-local-gateway-secret-4711"
+    (tmp_path / ".env").write_text(f"OPENROUTER_API_KEY={secret}\n")
+    assert scrub(f"the key is {secret}") == f"the key is {secret}"  # not key-shaped
+    session = get_session(shell)
+    session.model, session.base_url = "some/model", "https://openrouter.ai/api/v1"
+    session.get_provider()
+    assert scrub(f"the key is {secret}") == "the key is ***"
