@@ -45,6 +45,8 @@ class TerminalRenderer:
         self.color = self.out.isatty() if color is None else color
         self._in_text = False
         self._in_reasoning = False
+        self._summaries: dict[str, str] = {}  # calls announced, waiting for their result
+        self._last_call: str | None = None
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
@@ -73,13 +75,22 @@ class TerminalRenderer:
                     self._end_text()
                 self.out.write(self._style(text, "2"))
                 self._in_text = self._in_reasoning = True
-            case AgentEvent.ToolCall(summary=summary):
+            case AgentEvent.ToolCall(summary=summary, id=call_id):
                 self._end_text()
                 self.out.write(self._style("⏺" + summary.removeprefix("   "), "1;36") + "\n")
-            case AgentEvent.ToolResult(content=content, outcome=outcome):
-                mark = {"ok": "⎿ ", "error": "⎿ ✗ ", "denied": "⎿ ⊘ ", "blocked": "⎿ ⊘ "}.get(
-                    outcome, "⎿ "
-                )
+                self._summaries[call_id] = summary
+                self._last_call = call_id
+            case AgentEvent.ToolResult(id=call_id, content=content, outcome=outcome):
+                self._end_text()
+                if call_id != self._last_call and call_id in self._summaries:
+                    # several calls were announced (or ran concurrently) before this result:
+                    # repeat which call it belongs to
+                    header = "⏺" + self._summaries[call_id].removeprefix("   ")
+                    self.out.write(self._style(header, "1;36") + "\n")
+                self._summaries.pop(call_id, None)
+                self._last_call = None
+                mark = {"ok": "⎿ ", "error": "⎿ ✗ ", "denied": "⎿ ⊘ ", "blocked": "⎿ ⊘ ",
+                        "interrupted": "⎿ ✗ "}.get(outcome, "⎿ ")
                 for i, row in enumerate(preview(content)):
                     prefix = "    " + (mark if i == 0 else "  ")
                     self.out.write(self._style(prefix + row, "2") + "\n")

@@ -249,3 +249,25 @@ def test_terminal_renderer_neutralises_control_characters():
     assert "⏺ [bash: echo PWNED > pwned.txt #\\r\\x1b[2Kls -la]" in text
     assert "⎿ line one\n" in text and "ok\\x1b]0;title\\x07\\u202eevil" in text
     assert printable("tabs\tand\nnewlines stay, ünïcödé too") == "tabs\tand\nnewlines stay, ünïcödé too"
+
+
+def test_results_of_concurrent_calls_say_which_call_they_belong_to():
+    # Three concurrent reads used to print three headers and then three bare previews
+    # ("⎿ alpha", "⎿ beta", ...) in completion order, with nothing tying them to a call.
+    import io
+
+    from clawnb.terminal import TerminalRenderer
+
+    out = io.StringIO()
+    render = TerminalRenderer(out, color=False)
+    render(AgentEvent.ToolCall("read", "    [read: a.txt]", "c1"))
+    render(AgentEvent.ToolCall("read", "    [read: b.txt]", "c2"))
+    render(AgentEvent.ToolResult("c2", "read", "beta"))
+    render(AgentEvent.ToolResult("c1", "read", "alpha"))
+    render(AgentEvent.ToolCall("bash", "    [bash: ls]", "c3"))
+    render(AgentEvent.ToolResult("c3", "bash", "", "interrupted"))
+    assert out.getvalue() == (
+        "⏺ [read: a.txt]\n⏺ [read: b.txt]\n    ⎿ beta\n"
+        "⏺ [read: a.txt]\n    ⎿ alpha\n"
+        "⏺ [bash: ls]\n    ⎿ ✗ \n"
+    )
