@@ -258,7 +258,7 @@ class BashTool(BaseTool):
         out = _Capture(proc.stdout, self.max_output_bytes)
         err = _Capture(proc.stderr, self.max_output_bytes)
         if cancelled:
-            await asyncio.shield(self._cleanup(proc, pgid, out, err))
+            await self._shielded_cleanup(proc, pgid, out, err)
             raise asyncio.CancelledError
         timed_out = False
         try:
@@ -274,7 +274,7 @@ class BashTool(BaseTool):
             await self._finish_reading(out, err)
         except BaseException:
             # Cancelled (or something broke): kill the group before the error propagates.
-            await asyncio.shield(self._cleanup(proc, pgid, out, err))
+            await self._shielded_cleanup(proc, pgid, out, err)
             raise
         stdout, stderr = out.text("stdout"), err.text("stderr")
         if timed_out:
@@ -298,6 +298,20 @@ class BashTool(BaseTool):
                 pass
         for task in done:
             task.result()
+
+    async def _shielded_cleanup(
+        self, proc: asyncio.subprocess.Process, pgid: int, out: _Capture, err: _Capture
+    ) -> None:
+        """Run :meth:`_cleanup` to the end even if we are cancelled meanwhile. Cancelled again
+        (a second Ctrl-C during the TERM grace period), the group gets SIGKILL at once: the
+        caller may stop the event loop right after, and a cleanup task still waiting out the
+        grace period would then never send it."""
+        cleanup = asyncio.ensure_future(self._cleanup(proc, pgid, out, err))
+        try:
+            await asyncio.shield(cleanup)
+        except asyncio.CancelledError:
+            _signal_group(pgid, signal.SIGKILL)
+            raise
 
     async def _cleanup(
         self, proc: asyncio.subprocess.Process, pgid: int, out: _Capture, err: _Capture

@@ -271,3 +271,41 @@ def test_results_of_concurrent_calls_say_which_call_they_belong_to():
         "⏺ [read: a.txt]\n    ⎿ alpha\n"
         "⏺ [bash: ls]\n    ⎿ ✗ \n"
     )
+
+
+def test_second_ctrl_c_during_the_kill_grace_period_still_kills_the_group(tmp_path):
+    # The first Ctrl-C sends SIGTERM and waits up to a second before SIGKILL. A second
+    # Ctrl-C in that second ended the turn while the (shielded) cleanup was still waiting;
+    # the chat then stopped running its event loop, so SIGKILL was never sent and a command
+    # that ignores SIGTERM (with its `cmd &` job) lived on.
+    import asyncio
+
+    from clawnb.tools.bash import BashTool
+
+    loop = asyncio.new_event_loop()
+    try:
+        tool = BashTool(tmp_path)
+        command = ("(trap '' TERM; sleep 1000) & echo $! > bg.pid; "
+                   "trap '' TERM; echo $$ > fg.pid; sleep 500")
+        task = loop.create_task(tool.call({"command": command}))
+        deadline = time.monotonic() + 10
+        while not all((tmp_path / n).exists() and (tmp_path / n).read_text().strip()
+                      for n in ("bg.pid", "fg.pid")):
+            assert time.monotonic() < deadline, "the command never started"
+            loop.run_until_complete(asyncio.sleep(0.05))
+        pids = [int((tmp_path / n).read_text()) for n in ("bg.pid", "fg.pid")]
+        task.cancel()
+        loop.run_until_complete(asyncio.sleep(0.2))  # now inside the TERM grace period
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            loop.run_until_complete(task)
+        # the front end stops running the loop here, as the chat does between turns
+        deadline = time.monotonic() + 3
+        while any(_pid_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_pid_alive(p) for p in pids), "the command survived a double Ctrl-C"
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        if pending:
+            loop.run_until_complete(asyncio.wait(pending, timeout=5))
+        loop.close()
