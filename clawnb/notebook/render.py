@@ -168,6 +168,7 @@ class Block:
     card: Card | None = None
     widget: Any = None
     dirty: bool = True
+    closed: bool = False  # the turn that wrote it has ended
 
 
 @dataclass
@@ -185,7 +186,9 @@ class Transcript:
     in_turn: bool = False
 
     def _tail(self, kind: str) -> Block:
-        if not self.blocks or self.blocks[-1].kind != kind:
+        # a new turn's text never continues the previous turn's block (that glued "…done"
+        # and "## Plan v2" into "done## Plan v2", breaking the Markdown)
+        if not self.blocks or self.blocks[-1].kind != kind or self.blocks[-1].closed:
             self.blocks.append(Block(kind))
         return self.blocks[-1]
 
@@ -228,6 +231,8 @@ class Transcript:
             case AgentEvent.TurnEnd(turn=turn):
                 self.in_turn = False
                 self.turns += 1
+                if self.blocks:
+                    self.blocks[-1].closed = True
                 if turn.usage is not None:
                     self.input_tokens += turn.usage.input_tokens
                     self.output_tokens += turn.usage.output_tokens
@@ -453,6 +458,8 @@ class TextView(_View):
                 self._in_text = True
             case AgentEvent.ReasoningDelta():
                 pass  # reasoning is not printed line by line; it is in the final transcript
+            case AgentEvent.TurnEnd():
+                self._end_text()  # the next turn's text starts on a line of its own
             case AgentEvent.ToolCall() | AgentEvent.ToolResult() if block is not None:
                 self._end_text()
                 card = block.card

@@ -546,12 +546,17 @@ async def _run_plan(
             choice = "Execute" if how == "allow" else "Stop"
             view.note(f"plan {'executed' if how == 'allow' else 'not executed'} ({why})")
         if choice == "Execute":
+            if how in ("widget", "stdin"):
+                view.note("plan approved: executing it")  # the saved rendering says who chose
             await bundle.execute_plan(on_event)
             return
         if choice == "Stop":
+            if how == "stdin":
+                view.note("plan not executed")
             return
         if isinstance(view, WidgetView) and how == "widget":
             feedback = await view.choose("What should change in the plan?", [])
         else:
             feedback = await approver.ask_line("What should change? ")
+        view.note(f"revise the plan: {feedback}")
         task = f"Revise the plan: {feedback}"

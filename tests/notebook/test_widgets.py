@@ -299,6 +299,9 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
     await asyncio.wait_for(task, 5)
     md = sink.shown[-1]["text/markdown"]
     assert "Plan v1" in md and "Plan v2" in md and "Carried out." in md
+    # the saved rendering records what the user chose, in order
+    assert md.index("Plan v1") < md.index("*revise the plan: shorter please*") < md.index("Plan v2")
+    assert md.index("Plan v2") < md.index("*plan approved: executing it*") < md.index("Carried out.")
     users = [m.content for m in shell._clawnb_session.messages if type(m).__name__ == "User"]
     assert [u.rsplit("Task: ", 1)[-1] for u in users] == [
         "make a plan",
@@ -375,3 +378,32 @@ async def test_run_python_card_shows_the_code_to_approve(rendered_view) -> None:
     md = sink.shown[-1]["text/markdown"]
     assert "```python\ntotal = sum(sales)\nprint(total)\n```" in md
     assert "\\n" not in md
+
+
+def test_each_turn_starts_its_own_text_block() -> None:
+    # the text of the next turn never continues the previous turn's paragraph: "1. done"
+    # followed by "## Plan v2" must stay two Markdown blocks (they were glued: "done## Plan")
+    from clawnb.notebook.render import Transcript
+
+    transcript = Transcript()
+    transcript.apply(AgentEvent.TextDelta("1. done"))
+    transcript.apply(AgentEvent.TurnEnd(AssistantTurn(text="1. done")))
+    transcript.apply(AgentEvent.TextDelta("## Plan v2"))
+    transcript.apply(AgentEvent.TextDelta(" (short)"))
+    assert [b.text for b in transcript.blocks] == ["1. done", "## Plan v2 (short)"]
+    assert "1. done\n\n## Plan v2 (short)" in transcript.to_markdown()
+    assert "1. done\n## Plan v2 (short)" in transcript.to_plain()
+
+
+def test_text_view_starts_each_turn_on_a_new_line() -> None:
+    import io
+
+    from clawnb.notebook.render import TextView
+
+    out = io.StringIO()
+    view = TextView(out)
+    view(AgentEvent.TextDelta("1. done"))
+    view(AgentEvent.TurnEnd(AssistantTurn(text="1. done")))
+    view(AgentEvent.TextDelta("## Plan v2"))
+    view.finish()
+    assert out.getvalue().startswith("1. done\n## Plan v2\n")
