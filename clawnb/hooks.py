@@ -33,7 +33,6 @@ import fnmatch
 import inspect
 import json
 import os
-import signal
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -336,17 +335,17 @@ def _parse_stdout(text: str, stage: str) -> Any:
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """TERM, then KILL, the hook's whole process group, and reap it."""
-    if proc.returncode is not None:
-        return
-    for sig, wait in ((signal.SIGTERM, 0.5), (signal.SIGKILL, 2.0)):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)
-        try:
-            await asyncio.wait_for(asyncio.shield(proc.wait()), wait)
-            return
-        except TimeoutError:
-            continue
+    """TERM, then KILL, the hook's whole process group, and reap it.
+
+    The group is killed even when the hook's shell has already exited: a ``cmd &`` job it
+    left behind still holds the output pipes (that is why the hook "timed out") and would
+    otherwise live on. Cancelled meanwhile, the group gets SIGKILL at once.
+    """
+    from .tools.bash import kill_group
+
+    await kill_group(proc.pid, 0.5)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(proc.wait()), 2.0)
 
 
 def _field(entry: Any, name: str, default: Any = None) -> Any:

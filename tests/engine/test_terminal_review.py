@@ -309,3 +309,18 @@ def test_second_ctrl_c_during_the_kill_grace_period_still_kills_the_group(tmp_pa
         if pending:
             loop.run_until_complete(asyncio.wait(pending, timeout=5))
         loop.close()
+
+
+async def test_a_hook_that_leaves_a_background_job_does_not_leave_it_running(tmp_path):
+    # The hook's shell exits at once, but its `sleep 1000 &` holds the output pipe, so the
+    # hook times out; the kill then skipped the group because the shell had already exited.
+    from clawnb.hooks import HookAction, HookEvent, ShellHook
+
+    hook = ShellHook(f"sleep 1000 & echo $! > {tmp_path}/bg.pid", timeout_ms=500)
+    action = await hook.on_event(HookEvent.PreToolCall("bash", {"command": "ls"}))
+    assert isinstance(action, HookAction.Block) and "timed out" in action.reason
+    background = int((tmp_path / "bg.pid").read_text())
+    deadline = time.monotonic() + 3
+    while _pid_alive(background) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _pid_alive(background), "the hook's background job outlived it"
