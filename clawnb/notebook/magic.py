@@ -11,6 +11,7 @@ kernels it starts a background task with a Stop button and returns at once (§4.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,9 @@ def parse_options(line: str) -> CellOptions | None:
     ns = parse_argstring(_claw_signature, line)
     if ns.max_turns is not None and ns.max_turns < 1:
         raise UsageError("--max-turns must be at least 1")
+    if ns.cwd is not None and not os.path.isdir(os.path.expanduser(ns.cwd)):
+        # kept for later cells: a typo would leave every tool working in a missing folder
+        raise UsageError(f"--cwd {ns.cwd}: no such directory")
     return CellOptions(
         model=ns.model,
         base_url=ns.base_url,

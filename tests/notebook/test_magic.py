@@ -138,6 +138,18 @@ def test_help_and_bad_options(shell, capsys) -> None:
     assert parse_options("--max-turns 3 --quiet").max_turns == 3
 
 
+
+def test_cwd_must_be_an_existing_directory(shell, tmp_path: Path, capsys) -> None:
+    from clawnb.notebook.runner import get_session
+
+    write_script(tmp_path / "s.jsonl", [{"text": "hi"}])
+    (tmp_path / "sub").mkdir()
+    result = shell.run_cell("%%claw --cwd no/such/dir --model scripted:s.jsonl\nhi")
+    assert not result.success and "no such directory" in str(result.error_in_exec)
+    assert get_session(shell).cwd == str(tmp_path)  # nothing was changed
+    assert parse_options("--cwd sub").cwd == "sub"
+
+
 def test_empty_body_says_so(shell, capsys) -> None:
     shell.run_cell("%%claw\n")
     assert "prompt; it is empty" in capsys.readouterr().out
