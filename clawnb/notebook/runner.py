@@ -304,8 +304,15 @@ class NotebookSession:
         lines = [f"model = {model}", f"base_url = {base_url}", f"mode = {self.mode}"]
         lines.append(f"workspace = {self.cwd}")
         lines.append(f"max_turns = {self.max_turns}")
+        from ..providers.openai import _read_dotenv
+
+        # the provider also takes keys from the notebook folder's .env: say where one is set
+        dotenv = _read_dotenv(Path.cwd() / ".env", KEY_ENV_VARS)
         for name in KEY_ENV_VARS:
-            lines.append(f"{name} = {mask(os.environ.get(name))}")
+            if not os.environ.get(name) and dotenv.get(name):
+                lines.append(f"{name} = {mask(dotenv[name])} in .env")
+            else:
+                lines.append(f"{name} = {mask(os.environ.get(name))}")
         lines.append(f"CLAWNB_APPROVAL = {os.environ.get('CLAWNB_APPROVAL', '(not set)')}")
         return scrub("\n".join(lines))
 

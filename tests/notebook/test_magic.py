@@ -347,3 +347,12 @@ def test_a_key_from_dotenv_is_scrubbed_too(shell, tmp_path: Path) -> None:
     session.model, session.base_url = "some/model", "https://openrouter.ai/api/v1"
     session.get_provider()
     assert scrub(f"the key is {secret}") == "the key is ***"
+
+
+def test_config_shows_a_dotenv_key_masked(shell, tmp_path: Path, capsys) -> None:
+    secret = "sk-or-v1-" + "0123456789abcdef" * 3
+    (tmp_path / ".env").write_text(f'export OPENROUTER_API_KEY="{secret}"\n')
+    shell.run_line_magic("claw", "config")
+    out = capsys.readouterr().out
+    assert f"OPENROUTER_API_KEY = ***{secret[-4:]} (set, {len(secret)} characters) in .env" in out
+    assert secret not in out and "OPENAI_API_KEY = (not set)" in out
