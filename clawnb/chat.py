@@ -385,8 +385,17 @@ class ChatApp:
             self.loop.close()
 
 
+def _format_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> str:
+    return f"warning: {message}\n"
+
+
 def chat_main(args: argparse.Namespace) -> int:
     """Entry point of ``python -m clawnb chat``."""
+    import warnings
+
+    # e.g. a session whose last line a crash cut off: a user wants the message, not the
+    # source line that issued it
+    warnings.formatwarning = _format_warning
     if args.workspace:
         Path(args.workspace).mkdir(parents=True, exist_ok=True)
     return ChatApp(args).start()

@@ -324,3 +324,27 @@ async def test_a_hook_that_leaves_a_background_job_does_not_leave_it_running(tmp
     while _pid_alive(background) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _pid_alive(background), "the hook's background job outlived it"
+
+
+def test_resuming_a_crash_cut_session_warns_in_plain_words(tmp_path):
+    # The recovery warning used to be printed Python-style, with clawnb's source file, line
+    # number and the offending source line.
+    import subprocess
+
+    ws = tmp_path / "ws"
+    model = _script(tmp_path / "s.jsonl", [{"text": "hi"}])
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)}
+    base = [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace", str(ws)]
+    first = subprocess.run(base, input="hello\n", capture_output=True, text=True, timeout=30,
+                           env=env)
+    assert first.returncode == 0, first.stderr
+    saved = next((ws / ".claw" / "sessions").glob("*.jsonl"))
+    with saved.open("a") as fh:
+        fh.write('{"type":"message","message":{"role":"user","con')  # killed mid-write
+    second = subprocess.run([*base, "--resume"], input="/exit\n", capture_output=True,
+                            text=True, timeout=30, env=env)
+    assert second.returncode == 0, second.stderr
+    assert second.stderr.startswith(f"warning: {saved}: line ")
+    assert "session.py" not in second.stderr and "SessionRecoveryWarning" not in second.stderr
+    assert "(resumed " in second.stdout
