@@ -59,6 +59,10 @@ class TerminalRenderer:
 
     def __call__(self, event: Any) -> None:
         # every string an event carries comes from the model, a tool or a file: neutralise it
+        if isinstance(event, AgentEvent.ToolResult) and "\r" in event.content:
+            # progress bars redraw a line with bare CRs: show their frames as lines
+            content = event.content.replace("\r\n", "\n").replace("\r", "\n")
+            event = dataclasses.replace(event, content=content)
         for field in ("text", "summary", "content", "message"):
             value = getattr(event, field, None)
             if isinstance(value, str) and _UNSAFE.search(value):

@@ -348,3 +348,14 @@ def test_resuming_a_crash_cut_session_warns_in_plain_words(tmp_path):
     assert second.stderr.startswith(f"warning: {saved}: line ")
     assert "session.py" not in second.stderr and "SessionRecoveryWarning" not in second.stderr
     assert "(resumed " in second.stdout
+
+
+def test_progress_bar_output_is_previewed_as_lines_not_escapes():
+    import io
+
+    from clawnb.terminal import TerminalRenderer
+
+    out = io.StringIO()
+    TerminalRenderer(out, color=False)(
+        AgentEvent.ToolResult("c1", "bash", "10%\r50%\r100%\r\ndone \\x0d stays\n"))
+    assert out.getvalue() == "    ⎿ 10%\n      50%\n      100%\n      done \\x0d stays\n"
