@@ -423,6 +423,9 @@ class _View:
         return None
 
 
+_MAX_HELD = 512  # longest run of streamed text without whitespace that TextView holds back
+
+
 class TextView(_View):
     """Plain lines on a text stream; headless runs and terminals."""
 
@@ -430,6 +433,10 @@ class TextView(_View):
         super().__init__(quiet=quiet)
         self._out = out
         self._in_text = False
+        # the end of the streamed text after its last whitespace, not written yet: a key the
+        # model echoes arrives in pieces, and the scrubber only recognises it whole (keys
+        # contain no whitespace, so text written up to a whitespace never splits one)
+        self._pending = ""
 
     @property
     def out(self) -> TextIO:
@@ -441,8 +448,19 @@ class TextView(_View):
 
     def _end_text(self) -> None:
         if self._in_text:
-            self._write("\n")
+            self._write(self._pending + "\n")
+            self._pending = ""
             self._in_text = False
+
+    def _stream(self, text: str) -> None:
+        held = self._pending + text
+        cut = max(held.rfind(" "), held.rfind("\n"), held.rfind("\t"))
+        if cut < 0 and len(held) > _MAX_HELD:
+            cut = len(held) - 1  # no whitespace for a long while: not a key's length
+        if cut >= 0:
+            self._write(held[: cut + 1])
+            held = held[cut + 1 :]
+        self._pending = held
 
     def _changed(self, block: Block | None, event: Any) -> None:
         if self.quiet:
@@ -454,7 +472,7 @@ class TextView(_View):
             return
         match event:
             case AgentEvent.TextDelta(text=text):
-                self._write(text)
+                self._stream(text)
                 self._in_text = True
             case AgentEvent.ReasoningDelta():
                 pass  # reasoning is not printed line by line; it is in the final transcript

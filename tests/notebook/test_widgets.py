@@ -407,3 +407,23 @@ def test_text_view_starts_each_turn_on_a_new_line() -> None:
     view(AgentEvent.TextDelta("## Plan v2"))
     view.finish()
     assert out.getvalue().startswith("1. done\n## Plan v2\n")
+
+
+def test_text_view_scrubs_a_key_that_streams_in_pieces(monkeypatch) -> None:
+    # headless cells print deltas as they come; a key echoed by the model arrives split over
+    # several deltas, and each piece alone does not look like a key
+    import io
+
+    from clawnb.notebook.render import TextView
+
+    secret = "plain-value-of-the-gateway-key-123"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    out = io.StringIO()
+    view = TextView(out)
+    for piece in ["your keys: ", FAKE_KEY[:12], FAKE_KEY[12:30], FAKE_KEY[30:], " and ",
+                  secret[:10], secret[10:], "\nbye"]:
+        view(AgentEvent.TextDelta(piece))
+    view.finish()
+    text = out.getvalue()
+    assert FAKE_KEY[:12] not in text and secret[:10] not in text and secret[10:] not in text
+    assert text.startswith("your keys: *** and ***\nbye\n")
