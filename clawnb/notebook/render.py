@@ -610,6 +610,10 @@ class WidgetView(_View):
                 block.widget = self._make_widget(block)
                 self.body.children = (*self.body.children, block.widget)
                 self.updates += 1
+        if isinstance(event, AgentEvent.TurnEnd):
+            for done in self.transcript.blocks:
+                if done.kind == "text" and done.closed:
+                    done.dirty = True  # show the word that was held back (see _html)
         self.throttle.poke()
 
     def _make_widget(self, block: Block) -> Any:
@@ -659,7 +663,11 @@ class WidgetView(_View):
 
     def _html(self, block: Block) -> str:
         if block.kind == "text":
-            return _pre(block.text)
+            if block.closed:
+                return _pre(block.text)
+            # while the turn streams, the word after the last whitespace waits for the next
+            # update: a key echoed in pieces must not reach the widget state half-scrubbed
+            return _pre(_complete_words(block.text))
         if block.kind == "reasoning":
             return (
                 "<details><summary style='color:#888'>reasoning</summary>"
@@ -750,6 +758,15 @@ class WidgetView(_View):
                 self.body.children = tuple(c for c in self.body.children if c is not box)
             for c in (*controls, box, prompt):
                 c.close()
+
+
+def _complete_words(text: str) -> str:
+    """``text`` up to its last whitespace (all of it when there is none for a long while)."""
+    cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
+    if cut < 0 and len(text) > _MAX_HELD:
+        return text
+    tail = len(text) - cut - 1
+    return text if tail > _MAX_HELD else text[: cut + 1]
 
 
 def _pre(text: str, color: str = "") -> str:

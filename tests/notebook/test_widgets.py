@@ -427,3 +427,21 @@ def test_text_view_scrubs_a_key_that_streams_in_pieces(monkeypatch) -> None:
     text = out.getvalue()
     assert FAKE_KEY[:12] not in text and secret[:10] not in text and secret[10:] not in text
     assert text.startswith("your keys: *** and ***\nbye\n")
+
+
+async def test_widget_never_holds_half_a_streamed_key(monkeypatch) -> None:
+    # every value sent to the frontend while a key streams in pieces is scrubbed: the widget
+    # shows complete words only until the turn ends
+    secret = "plain-value-of-the-gateway-key-123"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    view, _ = make_view()
+    sent: list[str] = []
+    for piece in ["key: ", secret[:10], secret[10:20], secret[20:], " done"]:
+        view(AgentEvent.TextDelta(piece))
+        view.throttle.flush_now()
+        sent.append(view.transcript.blocks[-1].widget.value)
+    assert not any(secret[:10] in value or secret[10:20] in value for value in sent), sent
+    assert "key: *** done" not in sent[-1]  # "done" waits for a whitespace or the turn's end
+    view(AgentEvent.TurnEnd(AssistantTurn(text="key: x done")))
+    view.throttle.flush_now()
+    assert "key: *** done" in view.transcript.blocks[-1].widget.value
