@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import signal
 import sys
@@ -150,6 +151,7 @@ class ChatApp:
         self.session: Any = None
         self._error_shown = False
         self.terminated = 0  # the signal (SIGTERM/SIGHUP) that cancelled a turn, if any
+        self._renderer: Any = None  # the current turn's TerminalRenderer
 
     # -- output -------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -164,6 +166,7 @@ class ChatApp:
         from .terminal import TerminalRenderer
 
         inner = TerminalRenderer(self.out, color=False if self.args.no_color else None)
+        self._renderer = inner
 
         def on_event(event: Any) -> None:
             if isinstance(event, AgentEvent.Error):
@@ -171,6 +174,13 @@ class ChatApp:
             inner(event)
 
         return on_event
+
+    def notice(self, message: str) -> None:
+        """A warning from the engine (a retry, a compaction that fell short) on its own line,
+        not glued to the answer that is streaming."""
+        if self._renderer is not None:
+            self._renderer._end_text()
+        self.say(f"warning: {message}")
 
     # -- approvals ----------------------------------------------------------------------------
     async def approve(self, request: Any) -> Any:
@@ -327,6 +337,8 @@ class ChatApp:
         from .assemble import build_agent, is_offline_model
         from .errors import ClawError
 
+        logging.getLogger("clawnb").addHandler(_NoticeHandler(self))
+
         args = self.args
         try:
             self.session = build_agent(
@@ -383,6 +395,21 @@ class ChatApp:
             self.session.close()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+
+
+class _NoticeHandler(logging.Handler):
+    """Routes clawnb's log warnings (retries, compaction) through :meth:`ChatApp.notice`;
+    Python's fallback handler wrote them to stderr in the middle of the streamed text."""
+
+    def __init__(self, app: ChatApp) -> None:
+        super().__init__(logging.WARNING)
+        self.app = app
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.app.notice(record.getMessage())
+        except Exception:  # pragma: no cover - a broken terminal must not break the turn
+            self.handleError(record)
 
 
 def _format_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> str:

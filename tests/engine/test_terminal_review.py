@@ -359,3 +359,26 @@ def test_progress_bar_output_is_previewed_as_lines_not_escapes():
     TerminalRenderer(out, color=False)(
         AgentEvent.ToolResult("c1", "bash", "10%\r50%\r100%\r\ndone \\x0d stays\n"))
     assert out.getvalue() == "    ⎿ 10%\n      50%\n      100%\n      done \\x0d stays\n"
+
+
+def test_engine_warnings_start_on_their_own_line(tmp_path):
+    # Log warnings (a retry, a compaction that fell short) went to stderr through Python's
+    # fallback handler, glued to the end of the answer that had just streamed.
+    import subprocess
+
+    ws = tmp_path / "ws"
+    (ws / ".claw").mkdir(parents=True)
+    (ws / ".claw" / "config.toml").write_text("max_context_tokens = 50\npreserve_recent = 1\n")
+    model = _script(tmp_path / "s.jsonl", [{"text": "first answer, long enough to count"},
+                                           {"text": "second answer, long enough to count"}])
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace", str(ws),
+         "--no-save", "--no-color"],
+        input="a long first question with words\nand a second one with more words\n",
+        capture_output=True, text=True, timeout=30,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "second answer, long enough to count\nwarning: history still ~" in proc.stdout
+    assert "history still" not in proc.stderr
