@@ -231,8 +231,8 @@ class Transcript:
             case AgentEvent.TurnEnd(turn=turn):
                 self.in_turn = False
                 self.turns += 1
-                if self.blocks:
-                    self.blocks[-1].closed = True
+                for block in self.blocks:
+                    block.closed = True
                 if turn.usage is not None:
                     self.input_tokens += turn.usage.input_tokens
                     self.output_tokens += turn.usage.output_tokens
@@ -612,7 +612,7 @@ class WidgetView(_View):
                 self.updates += 1
         if isinstance(event, AgentEvent.TurnEnd):
             for done in self.transcript.blocks:
-                if done.kind == "text" and done.closed:
+                if done.kind in ("text", "reasoning"):
                     done.dirty = True  # show the word that was held back (see _html)
         self.throttle.poke()
 
@@ -669,9 +669,10 @@ class WidgetView(_View):
             # update: a key echoed in pieces must not reach the widget state half-scrubbed
             return _pre(_complete_words(block.text))
         if block.kind == "reasoning":
+            text = block.text if block.closed else _complete_words(block.text)
             return (
                 "<details><summary style='color:#888'>reasoning</summary>"
-                f"{_pre(block.text, '#888')}</details>"
+                f"{_pre(text, '#888')}</details>"
             )
         if block.kind == "note":
             return f"<i>{html.escape(scrub(block.text))}</i>"

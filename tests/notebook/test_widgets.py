@@ -442,6 +442,12 @@ async def test_widget_never_holds_half_a_streamed_key(monkeypatch) -> None:
         sent.append(view.transcript.blocks[-1].widget.value)
     assert not any(secret[:10] in value or secret[10:20] in value for value in sent), sent
     assert "key: *** done" not in sent[-1]  # "done" waits for a whitespace or the turn's end
+    view(AgentEvent.ReasoningDelta("thinking about " + secret[:10]))
+    view.throttle.flush_now()
+    assert secret[:10] not in view.transcript.blocks[-1].widget.value
+    view(AgentEvent.ReasoningDelta(secret[10:]))
     view(AgentEvent.TurnEnd(AssistantTurn(text="key: x done")))
     view.throttle.flush_now()
-    assert "key: *** done" in view.transcript.blocks[-1].widget.value
+    text_block, reasoning_block = view.transcript.blocks
+    assert "key: *** done" in text_block.widget.value
+    assert "thinking about ***" in reasoning_block.widget.value
