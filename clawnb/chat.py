@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -84,6 +85,7 @@ class _Console:
             return _blocking_readline()
         loop = asyncio.get_running_loop()
         fd = sys.stdin.fileno()
+        _discard_typeahead()
         done: asyncio.Future[str] = loop.create_future()
         buffer = bytearray()
 
@@ -109,6 +111,17 @@ class _Console:
             return await done
         finally:
             loop.remove_reader(fd)
+
+
+def _discard_typeahead() -> None:
+    """Only keys pressed after a question may answer it: a pasted or typed-ahead line such
+    as "a = compute()" would otherwise answer "[a]lways" to a question it never saw."""
+    if not sys.stdin.isatty():
+        return
+    with contextlib.suppress(OSError, ImportError, ValueError):
+        import termios
+
+        termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
 def _blocking_readline() -> str:
@@ -255,6 +268,7 @@ class ChatApp:
             return
         plan = self.run(self.session.plan(task, self.renderer()))
         while plan is not None:
+            _discard_typeahead()
             try:
                 answer = input("execute this plan? [y]es / [n]o / or type changes: ").strip()
             except (EOFError, KeyboardInterrupt):

@@ -382,3 +382,34 @@ def test_engine_warnings_start_on_their_own_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "second answer, long enough to count\nwarning: history still ~" in proc.stdout
     assert "history still" not in proc.stderr
+
+
+def test_typed_ahead_line_does_not_answer_the_approval_question(tmp_path):
+    # A pasted second line ("a = compute()") used to sit in the terminal's buffer and answer
+    # the approval question that came up next: "a" is "always".
+    pexpect = pytest.importorskip("pexpect")
+    ws = tmp_path / "ws"
+    model = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "c1", "name": "write",
+                         "arguments": {"path": "typeahead.txt", "content": "x"}}]},
+        {"text": "finished"},
+    ])
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT), "TERM": "dumb"},
+        encoding="utf-8", timeout=15, dimensions=(40, 200),
+    )
+    child.expect("you> ")
+    child.send("write the file\na = compute()\n")  # one paste, two lines
+    child.expect(r"\[a\]lways: ")
+    time.sleep(0.5)
+    assert not (ws / "typeahead.txt").exists(), "the pasted line answered the question"
+    child.sendline("n")
+    child.expect("finished")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert not (ws / "typeahead.txt").exists()
