@@ -403,6 +403,8 @@ class SessionStore:
 
     def list(self) -> list[SessionInfo]:
         """Saved sessions, oldest first (by last change). Unreadable files are skipped."""
+        from .planning import DEFAULT_PLAN_PROMPT
+
         infos = []
         if not self.root.is_dir():
             return []
@@ -416,6 +418,8 @@ class SessionStore:
             title = next(
                 (m.content for m in messages if isinstance(m, Message.User)), "(no prompt)"
             )
+            if title.startswith(DEFAULT_PLAN_PROMPT):  # /plan: the task, not the boilerplate
+                title = "/plan " + title[len(DEFAULT_PLAN_PROMPT):].strip().removeprefix("Task:")
             title = " ".join(title.split())
             updated = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(
                 timespec="seconds"

@@ -413,3 +413,18 @@ def test_typed_ahead_line_does_not_answer_the_approval_question(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert not (ws / "typeahead.txt").exists()
+
+
+async def test_sessions_list_names_a_plan_by_its_task(tmp_path, monkeypatch):
+    # /sessions showed "You are in PLANNING MODE. Explore the codebase using the ava" for
+    # every conversation that began with /plan.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    model = _script(tmp_path / "s.jsonl", [
+        {"text": "Plan: add it", "tool_calls": [{"id": "p1", "name": "exit_plan",
+                                                  "arguments": {}}]},
+    ])
+    session = build_agent(workspace=tmp_path / "ws", model=model, session="new")
+    await session.plan("add a README")
+    [info] = session.list_sessions()
+    assert info.title == "/plan add a README"
+    session.close()
