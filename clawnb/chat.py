@@ -246,6 +246,9 @@ class ChatApp:
         except ClawError as exc:
             if not self._error_shown:
                 self.say(f"error: {exc}")
+            hint = _error_hint(exc)
+            if hint:
+                self.say(hint)
         finally:
             try:
                 for sig in (signal.SIGINT, *_QUIT_SIGNALS):
@@ -409,6 +412,22 @@ class ChatApp:
             self.session.close()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+
+
+def _error_hint(exc: Exception) -> str | None:
+    """What the person can do about a provider error the chat shows."""
+    from .errors import AuthenticationError, BadRequestError
+
+    if isinstance(exc, AuthenticationError):
+        return ("(the server refused the API key: set CLAWNB_API_KEY, or OPENROUTER_API_KEY "
+                "for openrouter.ai, or OPENAI_API_KEY for other hosts)")
+    if isinstance(exc, BadRequestError):
+        text = f"{getattr(exc, 'code', '')} {getattr(exc, 'message', '')} {exc}".lower()
+        if "context" in text and any(w in text for w in ("length", "window", "too long",
+                                                          "maximum", "exceed")):
+            return ("(the conversation is longer than the model accepts: /compact summarises "
+                    "it, /clear starts afresh)")
+    return None
 
 
 class _NoticeHandler(logging.Handler):

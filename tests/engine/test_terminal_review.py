@@ -428,3 +428,55 @@ async def test_sessions_list_names_a_plan_by_its_task(tmp_path, monkeypatch):
     [info] = session.list_sessions()
     assert info.title == "/plan add a README"
     session.close()
+
+
+def test_auth_and_context_errors_say_what_to_do(tmp_path):
+    # "HTTP 401: …" alone left the user guessing which variable holds the key; a context
+    # overflow did not mention /compact.
+    import subprocess
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    replies = [
+        (401, {"error": {"message": "No auth credentials found", "code": 401}}),
+        (400, {"error": {"message": "This model's maximum context length is 8192 tokens",
+                         "code": "context_length_exceeded"}}),
+    ]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            self.rfile.read(int(self.headers["Content-Length"]))
+            status, body = replies.pop(0)
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "clawnb", "chat", "--workspace", str(tmp_path / "ws"),
+             "--no-save", "--no-color"],
+            input="first\nsecond\n", capture_output=True, text=True, timeout=30,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+                 "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT),
+                 "CLAWNB_MODEL": "m", "CLAWNB_API_KEY": KEY,
+                 "CLAWNB_BASE_URL": f"http://127.0.0.1:{httpd.server_address[1]}/v1"},
+        )
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "error: HTTP 401: No auth credentials found\n(the server refused the API key: set " \
+           "CLAWNB_API_KEY" in out
+    assert "maximum context length is 8192 tokens (code context_length_exceeded)\n" \
+           "(the conversation is longer than the model accepts: /compact" in out
+    assert KEY not in out + proc.stderr
