@@ -483,6 +483,9 @@ class TextView(_View):
                 card = block.card
                 if card is not None and isinstance(event, AgentEvent.ToolCall):
                     self._write(f"[{card.name}{': ' + card.title if card.title else ''}]\n")
+                    code = code_argument(card.arguments)
+                    if code is not None:  # what an input() approval is about to allow
+                        self._write("".join(f"    | {row}\n" for row in code[0].splitlines()))
                 elif card is not None:
                     self._write(_card_plain(card) + "\n")
             case None if block is not None and block.card is not None:

@@ -451,3 +451,14 @@ async def test_widget_never_holds_half_a_streamed_key(monkeypatch) -> None:
     text_block, reasoning_block = view.transcript.blocks
     assert "key: *** done" in text_block.widget.value
     assert "thinking about ***" in reasoning_block.widget.value
+
+
+def test_text_view_prints_the_code_of_a_run_python_call() -> None:
+    import io
+
+    from clawnb.notebook.render import TextView
+
+    out = io.StringIO()
+    view = TextView(out)
+    view(AgentEvent.ToolCall("run_python", "    [run_python]", "p1", {"code": "x = 1\nprint(x)"}))
+    assert out.getvalue() == "[run_python]\n    | x = 1\n    | print(x)\n"
