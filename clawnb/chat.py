@@ -205,7 +205,15 @@ class ChatApp:
         if policy == "deny":
             return Approval.deny("denied by --approve deny")
         reason = f" ({request.reason})" if request.reason else ""
-        self.say(f"\n  ? allow {request.summary}{reason}")
+        self.say(f"\n  ? allow {request.summary.strip()}{reason}")
+        args = request.call.arguments
+        if request.summary.strip() == f"[{request.call.name}]" and isinstance(args, dict) and args:
+            # the summary names no command or path (subagent, web_fetch, an MCP tool): show
+            # what the call would do, so that the answer is an informed one
+            import json
+
+            shown = json.dumps(args, ensure_ascii=False)
+            self.say(f"    {shown if len(shown) <= 500 else shown[:499] + '…'}")
         while True:
             try:
                 answer = (await self.console.ask("  [y]es / [n]o / [a]lways: ")).strip()

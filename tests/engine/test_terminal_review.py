@@ -480,3 +480,24 @@ def test_auth_and_context_errors_say_what_to_do(tmp_path):
     assert "maximum context length is 8192 tokens (code context_length_exceeded)\n" \
            "(the conversation is longer than the model accepts: /compact" in out
     assert KEY not in out + proc.stderr
+
+
+def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path):
+    # "? allow [subagent]" did not say what the sub-agent was asked to do.
+    import subprocess
+
+    model = _script(tmp_path / "s.jsonl", [
+        {"tool_calls": [{"id": "s1", "name": "subagent",
+                         "arguments": {"task": "delete every test file"}}]},
+        {"text": "parent done"},
+    ])
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace",
+         str(tmp_path / "ws"), "--no-save", "--no-color"],
+        input="go\nn\n", capture_output=True, text=True, timeout=30,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "? allow [subagent] (" in proc.stdout
+    assert '\n    {"task": "delete every test file"}\n  [y]es / [n]o / [a]lways: ' in proc.stdout
