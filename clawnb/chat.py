@@ -459,6 +459,12 @@ def _format_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> s
 
 def chat_main(args: argparse.Namespace) -> int:
     """Entry point of ``python -m clawnb chat``."""
+    if args.resume and args.no_save:
+        # resuming means appending to that session's file; it used to be ignored silently
+        # and the banner said "(resumed None: 0 messages)"
+        print("error: --resume continues a saved session, so it cannot be combined with "
+              "--no-save", file=sys.stderr)
+        return 2
     import warnings
 
     # e.g. a session whose last line a crash cut off: a user wants the message, not the

@@ -501,3 +501,20 @@ def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path
     assert proc.returncode == 0, proc.stderr
     assert "? allow [subagent] (" in proc.stdout
     assert '\n    {"task": "delete every test file"}\n  [y]es / [n]o / [a]lways: ' in proc.stdout
+
+
+def test_resume_with_no_save_is_refused_not_ignored(tmp_path):
+    # used to start an empty in-memory chat announcing "(resumed None: 0 messages)"
+    import subprocess
+
+    model = _script(tmp_path / "s.jsonl", [{"text": "hi"}])
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace",
+         str(tmp_path / "ws"), "--resume", "--no-save"],
+        input="/exit\n", capture_output=True, text=True, timeout=30,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.returncode == 2
+    assert "cannot be combined with --no-save" in proc.stderr
+    assert "resumed None" not in proc.stdout
