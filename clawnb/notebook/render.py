@@ -78,6 +78,26 @@ def preview(text: str, *, lines: int = 12, width: int = 160) -> str:
     return "\n".join(shown)
 
 
+def _args_text(arguments: Any) -> tuple[str, str]:
+    """``(text, fence language)`` for a card's arguments: JSON, except that when a string
+    argument spans lines (a file's ``content``) every argument is listed as ``name: value``
+    with multi-line values shown as they are, indented, rather than as one JSON line full of
+    ``\\n`` that nobody can review before clicking Approve."""
+    if isinstance(arguments, dict) and any(
+        isinstance(v, str) and "\n" in v.strip("\n") for v in arguments.values()
+    ):
+        rows: list[str] = []
+        for key, value in arguments.items():
+            if isinstance(value, str) and "\n" in value:
+                rows.append(f"{key}:")
+                rows.extend(f"    {line}" for line in value.rstrip("\n").split("\n"))
+            else:
+                shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                rows.append(f"{key}: {shown}")
+        return "\n".join(rows), "text"
+    return _args_json(arguments), "json"
+
+
 def _args_json(arguments: Any) -> str:
     try:
         return json.dumps(arguments, indent=2, ensure_ascii=False)
@@ -331,7 +351,7 @@ def _card_markdown(card: Card) -> str:
     elif arguments not in (None, {}):
         parts.append(
             "<details><summary>arguments</summary>\n\n"
-            + _fence(_args_json(arguments), "json")
+            + _fence(*_args_text(arguments))
             + "\n</details>"
         )
     if card.result:
@@ -802,7 +822,7 @@ def _card_html(card: Card) -> str:
     elif arguments not in (None, {}):
         parts.append(
             "<details><summary style='color:#888'>arguments</summary>"
-            f"<pre>{html.escape(scrub(_args_json(arguments)))}</pre></details>"
+            f"<pre>{html.escape(scrub(_args_text(arguments)[0]))}</pre></details>"
         )
     if card.result:
         parts.append(

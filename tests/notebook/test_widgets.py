@@ -462,3 +462,16 @@ def test_text_view_prints_the_code_of_a_run_python_call() -> None:
     view = TextView(out)
     view(AgentEvent.ToolCall("run_python", "    [run_python]", "p1", {"code": "x = 1\nprint(x)"}))
     assert out.getvalue() == "[run_python]\n    | x = 1\n    | print(x)\n"
+
+
+def test_multi_line_arguments_are_shown_as_written() -> None:
+    # a file's content on a write card reads as the file, not as one JSON line of "\n"s
+    from clawnb.notebook.render import Card, _card_html, _card_markdown
+
+    card = Card("w1", "write", "    [write: a.py]", {"path": "a.py", "content": "def f():\n    return 1\n"})
+    md = _card_markdown(card)
+    assert "path: a.py\ncontent:\n    def f():\n        return 1" in md and "\\n" not in md
+    assert "content:\n    def f():\n        return 1" in _card_html(card)
+    # single-line arguments keep their JSON form
+    plain = Card("r1", "read", "    [read: a.py]", {"path": "a.py", "limit": 5})
+    assert '"limit": 5' in _card_markdown(plain)
