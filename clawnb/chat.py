@@ -34,7 +34,9 @@ from typing import Any, TextIO
 
 __all__ = ["add_chat_parser", "chat_main"]
 
-_QUIT_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+_QUIT_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 HELP = """\
 commands:
@@ -359,10 +361,17 @@ class ChatApp:
 
     # -- main ---------------------------------------------------------------------------------
     def start(self) -> int:
+        """Build the agent, greet, run the REPL; the exit status."""
+        notices = _NoticeHandler(self)
+        logging.getLogger("clawnb").addHandler(notices)
+        try:
+            return self._start()
+        finally:
+            logging.getLogger("clawnb").removeHandler(notices)
+
+    def _start(self) -> int:
         from .assemble import build_agent, is_offline_model
         from .errors import ClawError
-
-        logging.getLogger("clawnb").addHandler(_NoticeHandler(self))
 
         args = self.args
         try:
