@@ -462,6 +462,15 @@ class TurnAssembler:
             args = compact_json(args)
 
         slot = self._by_id.get(call_id) if call_id is not None else None
+        reused_id = False
+        if slot is not None and index is not None:
+            known = self._by_index.get(index)
+            if known is not None and known is not slot:
+                slot = known  # an id repeated across indexes: the index says which call
+            elif known is None and name is not None and slot.args:
+                # a new index, with a name, after the id's call already got arguments: a
+                # second call whose server reused the id; it gets an id of its own
+                slot, reused_id = None, True
         if slot is None:
             if index is not None:
                 candidate = self._by_index.get(index)
@@ -470,7 +479,8 @@ class TurnAssembler:
             if candidate is not None and _continues(candidate, index, call_id, name):
                 slot = candidate
         if slot is None:
-            slot = _Slot(len(self._slots), call_id)
+            own_id = f"{call_id}_{len(self._slots)}" if reused_id else call_id
+            slot = _Slot(len(self._slots), own_id)
             self._slots.append(slot)
             if index is not None:
                 self._by_index[index] = slot
