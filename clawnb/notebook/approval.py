@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import Approval, ApprovalRequest
-from .render import PENDING, WAITING, Card, WidgetView
+from .render import ANSWERING, PENDING, RUNNING, WAITING, Card, WidgetView
 
 __all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "env_policy"]
 
@@ -159,7 +159,14 @@ class NotebookInputHandler:
     async def ask(self, question: str, options: list[str]) -> str:
         how, _why = await self.approver.channel()
         if how == "widget" and isinstance(self.view, WidgetView):
-            return await self.view.choose(question, list(options))
+            card = self._asking_card()
+            if card is not None:  # not "running 12s" while the tool waits for the user
+                self.view.set_status(card, ANSWERING)
+            try:
+                return await self.view.choose(question, list(options))
+            finally:
+                if card is not None and card.status == ANSWERING:
+                    self.view.set_status(card, RUNNING)
         if how == "stdin":
             hint = f" ({' / '.join(options)})" if options else ""
             return await self.approver.ask_line(f"{question}{hint}: ")
@@ -169,3 +176,10 @@ class NotebookInputHandler:
             "nobody can answer questions here (the notebook runs without a frontend); "
             "make a reasonable assumption, say which, and continue"
         )
+
+    def _asking_card(self) -> Card | None:
+        """The running ``ask_user`` card (the handler is not told which call it serves)."""
+        for card in reversed(list(self.view.transcript.cards.values())):
+            if card.name == "ask_user" and card.status == RUNNING:
+                return card
+        return None

@@ -34,6 +34,7 @@ __all__ = ["Card", "TextView", "Throttle", "Transcript", "WidgetView", "preview"
 # Card statuses, as shown to the user (and found by the browser tests).
 PENDING = "pending"
 WAITING = "waiting for approval"
+ANSWERING = "waiting for your answer"  # ask_user: the question box is open
 RUNNING = "running"
 DONE = "done"
 DENIED = "denied"
@@ -50,6 +51,7 @@ _OUTCOME_STATUS = {
 _ICON = {
     PENDING: "○",
     WAITING: "⏸",
+    ANSWERING: "⏸",
     RUNNING: "◐",
     DONE: "✓",
     DENIED: "⊘",
@@ -60,6 +62,7 @@ _ICON = {
 _COLOR = {
     PENDING: "#888",
     WAITING: "#b8860b",
+    ANSWERING: "#b8860b",
     RUNNING: "#1e6bb8",
     DONE: "#2e7d32",
     DENIED: "#c62828",

@@ -475,3 +475,20 @@ def test_multi_line_arguments_are_shown_as_written() -> None:
     # single-line arguments keep their JSON form
     plain = Card("r1", "read", "    [read: a.py]", {"path": "a.py", "limit": 5})
     assert '"limit": 5' in _card_markdown(plain)
+
+
+async def test_ask_user_card_says_it_waits_for_an_answer(rendered_view) -> None:
+    from clawnb.notebook.approval import NotebookInputHandler
+
+    view, _ = rendered_view
+    view(AgentEvent.ToolCall("ask_user", "    [ask_user: Which colour?]", "q1", {"question": "Which colour?"}))
+    view(AgentEvent.ToolRunning("q1", "ask_user"))
+    handler = NotebookInputHandler(view, Approver(view, how="widget"))
+    task = asyncio.ensure_future(handler.ask("Which colour?", ["red", "blue"]))
+    await asyncio.sleep(0.01)
+    view.throttle.flush_now()
+    assert view.card("q1").status_line() == "waiting for your answer"
+    assert "waiting for your answer" in view.transcript.block_of(view.card("q1")).widget.children[0].value
+    click(view.body.children[-1].children[1].children[1])
+    assert await asyncio.wait_for(task, 1) == "blue"
+    assert view.card("q1").status == "running"  # until its result arrives
