@@ -714,12 +714,13 @@ class WidgetView(_View):
         answer: asyncio.Future[str] = loop.create_future()
         w = self._w
         buttons = []
-        for label, value, style in (
-            ("Approve", "approve", "success"),
-            ("Deny", "deny", "danger"),
-            ("Always allow", "always", ""),
+        for label, value, style, tip in (
+            ("Approve", "approve", "success", "run this call once"),
+            ("Deny", "deny", "danger", "do not run it; the model is told you said no"),
+            # by tool name, not by call: say so before the user clicks
+            ("Always allow", "always", "", f"allow every {card.name} call for the rest of this session"),
         ):
-            button = w.Button(description=label, button_style=style, tooltip=f"{label} this call")
+            button = w.Button(description=label, button_style=style, tooltip=tip)
             button.add_class(f"clawnb-{value}")
 
             def on_click(_b: Any, value: str = value) -> None:

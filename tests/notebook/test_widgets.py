@@ -492,3 +492,14 @@ async def test_ask_user_card_says_it_waits_for_an_answer(rendered_view) -> None:
     click(view.body.children[-1].children[1].children[1])
     assert await asyncio.wait_for(task, 1) == "blue"
     assert view.card("q1").status == "running"  # until its result arrives
+
+
+async def test_always_allow_tooltip_says_it_covers_the_whole_tool(rendered_view) -> None:
+    view, _ = rendered_view
+    call = announce(view, name="bash")
+    task = await ask(view, call, Approver(view, how="widget"))
+    tips = {label: b.tooltip for label, b in buttons(view, "c1").items()}
+    assert tips["Always allow"] == "allow every bash call for the rest of this session"
+    assert "once" in tips["Approve"]
+    click(buttons(view, "c1")["Approve"])
+    await asyncio.wait_for(task, 1)
