@@ -126,6 +126,21 @@ def _discard_typeahead() -> None:
         termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
+def _enable_bracketed_paste() -> None:
+    """A pasted block of several lines becomes one message, sent when Enter is pressed.
+
+    Python turns readline's bracketed-paste mode off (bpo-42819); without it every pasted
+    line is a message of its own, and the rest of a paste could answer the questions that
+    the first line's turn asks.
+    """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return
+    with contextlib.suppress(ImportError, OSError, ValueError):
+        import readline
+
+        readline.parse_and_bind("set enable-bracketed-paste on")
+
+
 def _blocking_readline() -> str:
     line = sys.stdin.readline()
     if not line:
@@ -403,6 +418,7 @@ class ChatApp:
         return self.repl()
 
     def repl(self) -> int:
+        _enable_bracketed_paste()
         try:
             while True:
                 try:

@@ -539,3 +539,33 @@ def test_two_parallel_calls_with_the_same_id_stay_two_calls():
     assert [(c.name, c.arguments) for c in turn.tool_calls] == [
         ("read", {"path": "a.txt"}), ("read", {"path": "b.txt"})]
     assert len({c.id for c in turn.tool_calls}) == 2 and turn.tool_calls[0].id == "call_1"
+
+
+def test_a_pasted_block_of_lines_is_one_message(tmp_path):
+    # Python switches readline's bracketed paste off, so each pasted line was sent as a
+    # message of its own (and later lines could answer the first turn's questions).
+    pexpect = pytest.importorskip("pexpect")
+    ws = tmp_path / "ws"
+    model = _script(tmp_path / "s.jsonl", [{"text": "one answer"}, {"text": "another"}])
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
+             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT),
+             "TERM": "xterm", "INPUTRC": "/dev/null"},
+        encoding="utf-8", timeout=15, dimensions=(40, 200),
+    )
+    child.expect("you> ")
+    child.send("\x1b[200~fix this:\nTraceback (most recent call last):\n  boom\x1b[201~")
+    time.sleep(0.3)
+    child.send("\r")
+    child.expect("one answer")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    from clawnb.session import SessionLog
+
+    saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
+    prompts = [m.content for m in saved if isinstance(m, Message.User)]
+    assert prompts == ["fix this:\nTraceback (most recent call last):\n  boom"]
