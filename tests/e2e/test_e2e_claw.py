@@ -279,3 +279,40 @@ def test_saved_rendering_of_an_edit_keeps_the_coloured_diff(lab) -> None:
     assert added.evaluate("e => getComputedStyle(e.parentElement).whiteSpace") == "pre"
     lab.cell(1).locator(".clawnb-diff").scroll_into_view_if_needed()
     lab.shot("static-diff")
+
+
+def test_interrupting_a_card_that_waits_for_approval_then_the_next_claw_cell_works(lab) -> None:
+    """The kernel's ■ button while a card waits: the turn ends with "interrupted", the file is
+    not written, "Run All" stops there, and a later ``%%claw`` cell continues the conversation."""
+    workdir = lab.server.root / "interrupt"
+    workdir.mkdir()
+    turns = [
+        {"text": STREAMED, "tool_calls": [_write_call("call_1", "never.txt")]},
+        {"text": "Still here after the interrupt."},
+    ]
+    (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    cells = [
+        "%load_ext clawnb",
+        "%%claw --model scripted:script.jsonl\nWrite the file.",
+        "print('this cell must not run')",
+        "%%claw\nAre you still there?",
+    ]
+    lab.open(lab.server.write_notebook("interrupt.ipynb", cells, directory=workdir))
+    _run_until_approval_card(lab, workdir / "never.txt")
+    lab.page.evaluate(
+        "() => { window.jupyterapp.commands.execute('notebook:interrupt-kernel'); return true; }"
+    )
+    lab.wait_output(1, r"interrupted")
+    lab.wait_prompt_done(1)
+    lab.shot("interrupted")
+    assert "Approve" not in lab.output_text(1)  # the live card is gone
+    assert lab.output_text(2) == ""  # Run All stopped at the interrupted cell
+    assert not (workdir / "never.txt").exists()
+
+    lab.cell(3).click()
+    lab.page.evaluate(
+        "() => { window.jupyterapp.commands.execute('notebook:run-cell'); return true; }"
+    )
+    lab.wait_output(3, r"Still here after the interrupt\.")
+    lab.wait_prompt_done(3)
+    lab.shot("next-claw-cell")
