@@ -135,6 +135,8 @@ def _enable_bracketed_paste() -> None:
     """
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return
+    if os.environ.get("TERM", "dumb") == "dumb":  # it would not understand the escapes
+        return
     with contextlib.suppress(ImportError, OSError, ValueError):
         import readline
 
