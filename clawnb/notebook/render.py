@@ -446,7 +446,7 @@ class _View:
         return None
 
 
-_MAX_HELD = 512  # longest run of streamed text without whitespace that TextView holds back
+_MAX_HELD = 512  # longest run of streamed key-like characters that is held back
 
 
 class TextView(_View):
@@ -456,9 +456,8 @@ class TextView(_View):
         super().__init__(quiet=quiet)
         self._out = out
         self._in_text = False
-        # the end of the streamed text after its last whitespace, not written yet: a key the
-        # model echoes arrives in pieces, and the scrubber only recognises it whole (keys
-        # contain no whitespace, so text written up to a whitespace never splits one)
+        # the end of the streamed text that may be the start of a key, not written yet: a key
+        # the model echoes arrives in pieces, and the scrubber only recognises it whole
         self._pending = ""
 
     @property
@@ -476,14 +475,9 @@ class TextView(_View):
             self._in_text = False
 
     def _stream(self, text: str) -> None:
-        held = self._pending + text
-        cut = max(held.rfind(" "), held.rfind("\n"), held.rfind("\t"))
-        if cut < 0 and len(held) > _MAX_HELD:
-            cut = len(held) - 1  # no whitespace for a long while: not a key's length
-        if cut >= 0:
-            self._write(held[: cut + 1])
-            held = held[cut + 1 :]
-        self._pending = held
+        ready, self._pending = _split_tail(self._pending + text)
+        if ready:
+            self._write(ready)
 
     def _changed(self, block: Block | None, event: Any) -> None:
         if self.quiet:
@@ -691,8 +685,8 @@ class WidgetView(_View):
         if block.kind == "text":
             if block.closed:
                 return _pre(block.text)
-            # while the turn streams, the word after the last whitespace waits for the next
-            # update: a key echoed in pieces must not reach the widget state half-scrubbed
+            # while the turn streams, a trailing word that may be a key in the making waits
+            # for the next update: a key must not reach the widget state half-scrubbed
             return _pre(_complete_words(block.text))
         if block.kind == "reasoning":
             text = block.text if block.closed else _complete_words(block.text)
@@ -788,13 +782,21 @@ class WidgetView(_View):
                 c.close()
 
 
+def _split_tail(text: str) -> tuple[str, str]:
+    """``(ready, held)``: ``held`` is the trailing run of printable ASCII (what a key is made
+    of) that may still grow into a key, unless the run is already longer than any key. Text
+    in other scripts (Chinese has no spaces) is never held back."""
+    i = len(text)
+    while i > 0 and "!" <= text[i - 1] <= "~":
+        i -= 1
+        if len(text) - i > _MAX_HELD:
+            return text, ""
+    return text[:i], text[i:]
+
+
 def _complete_words(text: str) -> str:
-    """``text`` up to its last whitespace (all of it when there is none for a long while)."""
-    cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
-    if cut < 0 and len(text) > _MAX_HELD:
-        return text
-    tail = len(text) - cut - 1
-    return text if tail > _MAX_HELD else text[: cut + 1]
+    """``text`` without a trailing word that may still be a key in the making."""
+    return _split_tail(text)[0]
 
 
 def _pre(text: str, color: str = "") -> str:

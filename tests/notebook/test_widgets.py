@@ -503,3 +503,21 @@ async def test_always_allow_tooltip_says_it_covers_the_whole_tool(rendered_view)
     assert "once" in tips["Approve"]
     click(buttons(view, "c1")["Approve"])
     await asyncio.wait_for(task, 1)
+
+
+async def test_text_without_spaces_still_streams_live() -> None:
+    # Chinese has no spaces: holding back "the last word" must not hold back the whole answer
+    import io
+
+    from clawnb.notebook.render import TextView
+
+    view, _ = make_view()
+    out = io.StringIO()
+    text_view = TextView(out)
+    for piece in ["这是", "一个", "测试。", "ok"]:
+        view(AgentEvent.TextDelta(piece))
+        text_view(AgentEvent.TextDelta(piece))
+    view.throttle.flush_now()
+    assert "这是一个测试。" in view.transcript.blocks[-1].widget.value
+    assert "ok" not in view.transcript.blocks[-1].widget.value  # may still grow into a key
+    assert out.getvalue() == "这是一个测试。"
