@@ -278,6 +278,16 @@ class Transcript:
     def answer(self) -> str:
         return "".join(b.text for b in self.blocks if b.kind == "text")
 
+    def quiet_text(self) -> str:
+        """What ``--quiet`` shows: the answer, plus any error or interruption (a quiet cell
+        that failed must not look like an empty answer); the footer when there is neither."""
+        parts = [self.answer.strip()]
+        parts += [
+            b.text for b in self.blocks if b.kind == "note" and b.text.startswith(("error:", "interrupted"))
+        ]
+        text = "\n\n".join(p for p in parts if p)
+        return text or f"[{self.footer()}]"
+
     def footer(self) -> str:
         """``N turns · tokens · cost``; N includes a turn still streaming (or cut short by an
         error or an interrupt after it showed something)."""
@@ -524,7 +534,7 @@ class TextView(_View):
     def finish(self) -> None:
         self._end_text()
         if self.quiet:
-            self._write(self.transcript.answer.strip() + "\n")
+            self._write(self.transcript.quiet_text() + "\n")
         else:
             self._write(f"[{self.transcript.footer()}]\n")
         self.out.flush()
@@ -601,7 +611,7 @@ class WidgetView(_View):
             return
         self._closed = True
         self._clear_output()
-        text = self.transcript.answer.strip() if self.quiet else None
+        text = self.transcript.quiet_text() if self.quiet else None
         markdown = scrub(text) if text is not None else self.transcript.to_markdown()
         plain = scrub(text) if text is not None else self.transcript.to_plain()
         self._display({"text/markdown": markdown, "text/plain": plain}, raw=True)

@@ -521,3 +521,25 @@ async def test_text_without_spaces_still_streams_live() -> None:
     assert "这是一个测试。" in view.transcript.blocks[-1].widget.value
     assert "ok" not in view.transcript.blocks[-1].widget.value  # may still grow into a key
     assert out.getvalue() == "这是一个测试。"
+
+
+def test_quiet_still_shows_an_error() -> None:
+    # --quiet shows only the answer; a failed turn must not end as an empty output
+    import io
+
+    from clawnb.notebook.render import TextView
+
+    out = io.StringIO()
+    view = TextView(out, quiet=True)
+    view(AgentEvent.Error("HTTP 500: boom"))
+    view.finish()
+    assert out.getvalue() == "error: HTTP 500: boom\n"
+    widget_view, sink = make_view(quiet=True)
+    widget_view(AgentEvent.TextDelta("Partial"))
+    widget_view(AgentEvent.Error("stream broke"))
+    widget_view.finish()
+    assert sink.shown[-1]["text/markdown"] == "Partial\n\nerror: stream broke"
+    # nothing at all to show: the footer, not a blank output
+    empty, sink = make_view(quiet=True)
+    empty.finish()
+    assert sink.shown[-1]["text/plain"] == "[0 turns]"
