@@ -51,7 +51,7 @@ def _claw_signature(line: str = "") -> None:
 
     The conversation carries on across %%claw cells in this kernel. {name} inserts a kernel
     variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. Line magic:
-    %claw status | reset | history | cost | config | mode MODE | undo.
+    %claw status | reset | history | cost | config | mode MODE | model NAME | undo.
     """
 
 
@@ -225,6 +225,6 @@ class ClawMagics(Magics):
         else:
             raise UsageError(
                 f"unknown %claw command {command!r}; use status, reset, history, cost, config, "
-                "mode MODE or undo"
+                "mode MODE, model NAME, undo or help"
             )
         return None

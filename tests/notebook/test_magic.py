@@ -175,8 +175,9 @@ def test_line_magics(shell, tmp_path: Path, capsys, monkeypatch) -> None:
     assert "nothing to undo" in capsys.readouterr().out
     shell.run_line_magic("claw", "reset")
     assert shell._clawnb_session.messages == []
-    with pytest.raises(Exception, match="unknown %claw command"):
+    with pytest.raises(Exception, match="unknown %claw command") as unknown:
         shell.run_line_magic("claw", "frobnicate")
+    assert "model NAME" in str(unknown.value) and "help" in str(unknown.value)
 
 
 def test_undo_restores_edited_content(shell, tmp_path: Path, monkeypatch) -> None:
