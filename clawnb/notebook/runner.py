@@ -511,7 +511,9 @@ async def run_claw(
             await bundle.send(prompt, on_event)
     except (asyncio.CancelledError, KeyboardInterrupt):
         interrupted = True
-        view.note(INTERRUPTED_LINE)
+        if not raise_on_interrupt:
+            # otherwise ClawInterrupted prints this very line just below the transcript
+            view.note(INTERRUPTED_LINE)
     except Exception as exc:
         if not any(b.kind == "note" and b.text.startswith("error:") for b in view.transcript.blocks):
             view.note(f"error: {type(exc).__name__}: {scrub(str(exc))}")

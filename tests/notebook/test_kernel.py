@@ -157,6 +157,8 @@ def test_interrupt_while_waiting_for_approval(kernel, workspace) -> None:
     )
     assert run.interrupt_to_idle is not None and run.interrupt_to_idle < 2.5
     assert run.status == "error" and "interrupted" in run.text
+    # said once, by the error line, not again as a note in the transcript above it
+    assert run.text.count("the turn was stopped") == 1, run.text
     history_ok(kernel)
 
 

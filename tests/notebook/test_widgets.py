@@ -543,3 +543,41 @@ def test_quiet_still_shows_an_error() -> None:
     empty, sink = make_view(quiet=True)
     empty.finish()
     assert sink.shown[-1]["text/plain"] == "[0 turns]"
+
+
+async def test_background_cell_keeps_the_interrupted_note(tmp_path, monkeypatch) -> None:
+    # a background task (old kernels) shows no exception, so the transcript says it; a cell
+    # that raises ClawInterrupted does not repeat the line (see test_kernel)
+    from clawnb.notebook.runner import INTERRUPTED_LINE, CellOptions, NotebookSession, run_claw
+
+    from .conftest import write_script
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    write_script(tmp_path / "w.jsonl", [
+        {"text": "Writing.", "tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "x.txt", "content": "x"}}]},
+        {"text": "done"},
+    ])
+
+    class Shell:
+        user_ns: dict = {}
+        execution_count = 1
+
+    shell = Shell()
+    shell._clawnb_session = NotebookSession(shell=None, cwd=str(tmp_path))
+    view, _sink = make_view()
+    view.root._view_count = 1
+    options = CellOptions(model="scripted:w.jsonl", approve="widget")
+    task = asyncio.ensure_future(
+        run_claw(shell, options, "write x", view=view, raise_on_interrupt=False)
+    )
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if view._buttons:
+            break
+    task.cancel()
+    await task
+    notes = [b.text for b in view.transcript.blocks if b.kind == "note"]
+    assert notes.count(INTERRUPTED_LINE) == 1
+    assert view.card("w1").status == "interrupted"
+    assert not (tmp_path / "x.txt").exists()
