@@ -649,8 +649,24 @@ class WidgetView(_View):
     def _make_widget(self, block: Block) -> Any:
         w = self._w
         if block.kind == "card":
-            box = w.VBox([w.HTML(value="")])
+            # head (name, status: ticks every second while running) and body (code, diff,
+            # arguments, result) are separate widgets: re-rendering the head does not replace
+            # the body's HTML, so an "arguments" block the user opened stays open
+            head = w.HTML(value="", layout=w.Layout(margin="0"))
+            body = w.HTML(value="", layout=w.Layout(margin="0"))
+            box = w.VBox(
+                [head, body],
+                layout=w.Layout(border="1px solid #ddd", padding="2px 8px", margin="2px 0"),
+            )
             box.add_class("clawnb-card")
+            return box
+        if block.kind == "reasoning":
+            # an Accordion keeps "open" in its own state: streaming more reasoning into it
+            # does not snap it shut as a re-rendered <details> would
+            inner = w.HTML(value="")
+            box = w.Accordion(children=[inner], selected_index=None)
+            box.set_title(0, "reasoning")
+            box.add_class("clawnb-reasoning")
             return box
         widget = w.HTML(value="")
         widget.add_class(f"clawnb-{block.kind}")
@@ -671,11 +687,17 @@ class WidgetView(_View):
             if not block.dirty or block.widget is None:
                 continue
             block.dirty = False
-            value = self._html(block)
-            target = block.widget.children[0] if block.kind == "card" else block.widget
-            if target.value != value:
-                target.value = value
-                self.updates += 1
+            if block.card is not None:
+                head, body = block.widget.children[:2]
+                pairs = [(head, _card_head_html(block.card)), (body, _card_body_html(block.card))]
+            elif block.kind == "reasoning":
+                pairs = [(block.widget.children[0], self._html(block))]
+            else:
+                pairs = [(block.widget, self._html(block))]
+            for target, value in pairs:
+                if target.value != value:
+                    target.value = value
+                    self.updates += 1
         footer = f"<div style='color:#888;font-size:small'>{html.escape(self.transcript.footer())}</div>"
         if self.footer.value != footer:
             self.footer.value = footer
@@ -700,10 +722,7 @@ class WidgetView(_View):
             return _pre(_complete_words(block.text))
         if block.kind == "reasoning":
             text = block.text if block.closed else _complete_words(block.text)
-            return (
-                "<details><summary style='color:#888'>reasoning</summary>"
-                f"{_pre(text, '#888')}</details>"
-            )
+            return _pre(text, "#888")
         if block.kind == "note":
             return f"<i>{html.escape(scrub(block.text))}</i>"
         assert block.card is not None
@@ -739,7 +758,7 @@ class WidgetView(_View):
         self.set_status(card, WAITING)
         block = self.transcript.block_of(card)
         if block is not None and block.widget is not None:
-            block.widget.children = (block.widget.children[0], bar)
+            block.widget.children = (*block.widget.children[:2], bar)
         self.throttle.flush_now()
         try:
             return await answer
@@ -747,7 +766,7 @@ class WidgetView(_View):
             for button in buttons:
                 button.disabled = True
             if block is not None and block.widget is not None and not self._closed:
-                block.widget.children = (block.widget.children[0],)
+                block.widget.children = tuple(block.widget.children[:2])
             self._buttons.pop(card.id, None)
             bar.close()
             for button in buttons:
@@ -815,15 +834,28 @@ def _pre(text: str, color: str = "") -> str:
 
 
 def _card_html(card: Card) -> str:
+    """The whole card as one bordered block of HTML (the live view uses the two halves)."""
+    return (
+        "<div style='border:1px solid #ddd;border-radius:6px;padding:4px 8px;margin:2px 0'>"
+        + _card_head_html(card)
+        + _card_body_html(card)
+        + "</div>"
+    )
+
+
+def _card_head_html(card: Card) -> str:
     color = _COLOR.get(card.status, "#888")
     icon = _ICON.get(card.status, "•")
     title = html.escape(scrub(card.title))
     status = html.escape(card.label())
-    parts = [
-        "<div style='border:1px solid #ddd;border-radius:6px;padding:4px 8px;margin:2px 0'>",
+    return (
         f"<div><b>{html.escape(card.name)}</b> <code>{title}</code> "
-        f"<span class='clawnb-status' style='color:{color}'>{icon} {status}</span></div>",
-    ]
+        f"<span class='clawnb-status' style='color:{color}'>{icon} {status}</span></div>"
+    )
+
+
+def _card_body_html(card: Card) -> str:
+    parts: list[str] = []
     diff = edit_diff(card.name, card.arguments)
     code = code_argument(card.arguments)
     arguments = card.arguments
@@ -845,7 +877,6 @@ def _card_html(card: Card) -> str:
             f"<pre style='max-height:16em;overflow:auto;margin:2px 0'>"
             f"{html.escape(scrub(preview(card.result)))}</pre>"
         )
-    parts.append("</div>")
     return "".join(parts)
 
 

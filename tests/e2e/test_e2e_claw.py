@@ -316,3 +316,30 @@ def test_interrupting_a_card_that_waits_for_approval_then_the_next_claw_cell_wor
     lab.wait_output(3, r"Still here after the interrupt\.")
     lab.wait_prompt_done(3)
     lab.shot("next-claw-cell")
+
+
+def test_opened_arguments_stay_open_while_the_card_ticks(lab) -> None:
+    """A running card re-renders its status every second; the arguments the user opened must
+    not snap shut (the status and the body are separate widgets)."""
+    workdir = lab.server.root / "ticking"
+    workdir.mkdir()
+    command = "sleep 2.5; echo finished"
+    turns = [
+        {"text": "Running it.", "tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": command}}]},
+        {"text": "Done."},
+    ]
+    (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    cells = ["%load_ext clawnb", "%%claw --model scripted:script.jsonl --approve allow\nrun it"]
+    lab.open(lab.server.write_notebook("ticking.ipynb", cells, directory=workdir))
+    lab.run_all()
+    lab.wait_output(1, r"running \d+s")
+    claw = lab.cell(1)
+    claw.locator("summary", has_text="arguments").click()
+    details = claw.locator("details", has_text="arguments")
+    assert details.evaluate("e => e.open")
+    lab.page.wait_for_timeout(1300)  # at least one tick of "running Ns"
+    assert lab.prompt(1) == "[*]:"
+    assert details.evaluate("e => e.open"), "the opened arguments snapped shut on a status tick"
+    lab.shot("arguments-still-open")
+    lab.wait_output(1, r"Done\.")
+    lab.wait_prompt_done(1)

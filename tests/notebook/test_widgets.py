@@ -50,6 +50,13 @@ def announce(view: WidgetView, call_id: str = "c1", name: str = "bash") -> ToolC
     return call
 
 
+def shown_html(widget: Any) -> str:
+    """All HTML a block's widget (a card's head and body, an accordion's content) shows."""
+    if hasattr(widget, "value"):
+        return widget.value
+    return "".join(shown_html(child) for child in widget.children)
+
+
 def buttons(view: WidgetView, call_id: str) -> dict[str, Any]:
     bar = view._buttons[call_id]
     return {b.description: b for b in bar.children}
@@ -177,7 +184,7 @@ async def test_finish_replaces_widgets_with_static_markdown(rendered_view) -> No
     view(AgentEvent.ToolRunning("e1", "edit"))
     view(AgentEvent.ToolResult("e1", "edit", "edited a.py", "ok"))
     view.throttle.flush_now()
-    card_html = view.transcript.blocks[-1].widget.children[0].value
+    card_html = shown_html(view.transcript.blocks[-1].widget)
     assert "background:#e6ffed" in card_html  # coloured diff line
     widgets = view._all_widgets()
     view.finish()
@@ -371,7 +378,7 @@ async def test_run_python_card_shows_the_code_to_approve(rendered_view) -> None:
     code = "total = sum(sales)\nprint(total)"
     view(AgentEvent.ToolCall("run_python", "    [run_python]", "p1", {"code": code}))
     view.throttle.flush_now()
-    card_html = view.transcript.blocks[-1].widget.children[0].value
+    card_html = shown_html(view.transcript.blocks[-1].widget)
     assert "clawnb-code" in card_html and "total = sum(sales)\nprint(total)" in card_html
     assert "arguments</summary>" not in card_html
     view.finish()
@@ -444,13 +451,13 @@ async def test_widget_never_holds_half_a_streamed_key(monkeypatch) -> None:
     assert "key: *** done" not in sent[-1]  # "done" waits for a whitespace or the turn's end
     view(AgentEvent.ReasoningDelta("thinking about " + secret[:10]))
     view.throttle.flush_now()
-    assert secret[:10] not in view.transcript.blocks[-1].widget.value
+    assert secret[:10] not in shown_html(view.transcript.blocks[-1].widget)
     view(AgentEvent.ReasoningDelta(secret[10:]))
     view(AgentEvent.TurnEnd(AssistantTurn(text="key: x done")))
     view.throttle.flush_now()
     text_block, reasoning_block = view.transcript.blocks
     assert "key: *** done" in text_block.widget.value
-    assert "thinking about ***" in reasoning_block.widget.value
+    assert "thinking about ***" in shown_html(reasoning_block.widget)
 
 
 def test_text_view_prints_the_code_of_a_run_python_call() -> None:
@@ -581,3 +588,32 @@ async def test_background_cell_keeps_the_interrupted_note(tmp_path, monkeypatch)
     assert notes.count(INTERRUPTED_LINE) == 1
     assert view.card("w1").status == "interrupted"
     assert not (tmp_path / "x.txt").exists()
+
+
+async def test_ticking_status_does_not_rerender_an_open_card_body() -> None:
+    # a running card's head re-renders every second ("running 3s"); its body (arguments the
+    # user may have opened) must not be replaced, or the open <details> snaps shut
+    view, _ = make_view()
+    call = announce(view)
+    view(AgentEvent.ToolRunning(call.id, "bash"))
+    view.throttle.flush_now()
+    head, body = view.transcript.blocks[-1].widget.children[:2]
+    body_changes: list[Any] = []
+    body.observe(body_changes.append, names="value")
+    view.card("c1").started -= 5
+    view.throttle.flush_now()
+    assert "running 5s" in head.value and "arguments" in body.value
+    assert body_changes == []
+
+
+async def test_open_reasoning_stays_open_while_it_streams() -> None:
+    view, _ = make_view()
+    view(AgentEvent.ReasoningDelta("first thought "))
+    view.throttle.flush_now()
+    accordion = view.transcript.blocks[-1].widget
+    assert accordion.selected_index is None  # collapsed by default
+    accordion.selected_index = 0  # the user opens it
+    view(AgentEvent.ReasoningDelta("second thought "))
+    view.throttle.flush_now()
+    assert accordion.selected_index == 0
+    assert "second thought" in shown_html(accordion)
