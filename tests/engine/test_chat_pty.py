@@ -192,9 +192,15 @@ def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
     child.sendintr()
     child.expect("interrupted")
     child.expect("you> ")
-    child.sendintr()  # at the prompt: only the line is dropped
-    child.expect(r"\^C")
-    child.expect("you> ")
+    # At the prompt Ctrl-C only drops the line. CPython's readline loop can miss a SIGINT
+    # that lands between printing the prompt and blocking in select() (it then waits for
+    # the next key), which a loaded machine hits now and then: press again, as a person would.
+    for _ in range(3):
+        child.sendintr()
+        if child.expect([r"\^C\r?\nyou> ", pexpect.TIMEOUT], timeout=3) == 0:
+            break
+    else:
+        raise AssertionError("Ctrl-C at the prompt never gave a fresh prompt")
     child.sendline("go on")
     child.expect("Next answer.")
     child.expect("you> ")
