@@ -73,6 +73,15 @@ class ClawInterrupted(KeyboardInterrupt):
         return [f"KeyboardInterrupt: {INTERRUPTED_LINE}"]
 
 
+class ClawFailed(Exception):
+    """Raised after a cell whose turn failed (model or network error, no key, max turns) has
+    cleaned up, so "Run All", nbclient and nbval stop as for any failing cell. The error itself
+    is already in the cell's transcript; IPython shows this one line instead of a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"ClawFailed: {self}"]
+
+
 def repair_history(messages: list[Message]) -> None:
     """Make sure every assistant turn's tool calls are answered, in order (appending
     ``error: interrupted by user`` results where a result is missing)."""
@@ -443,8 +452,9 @@ async def run_claw(
     raise_on_interrupt: bool = True,
 ) -> None:
     """Run one ``%%claw`` cell (see the module docstring). Returns ``None`` so the cell has no
-    ``Out[n]``. After an interrupt it raises :class:`ClawInterrupted` (IPython shows one line
-    and "Run All" stops) unless ``raise_on_interrupt`` is false — a background task must not
+    ``Out[n]``. After an interrupt it raises :class:`ClawInterrupted`, after a failed turn
+    :class:`ClawFailed` (IPython shows one line and "Run All" stops) unless
+    ``raise_on_interrupt`` is false — a background task must not
     raise a KeyboardInterrupt, which asyncio would propagate out of the kernel's loop."""
     from .interpolate import expand_prompt
 
@@ -480,6 +490,7 @@ async def run_claw(
     session.checkpoints.begin(f"cell {getattr(shell, 'execution_count', session.cells)}")
     heartbeat = asyncio.ensure_future(_heartbeat())
     interrupted = False
+    failed = False
     messages = session.messages
     view.start()
 
@@ -515,6 +526,7 @@ async def run_claw(
             # otherwise ClawInterrupted prints this very line just below the transcript
             view.note(INTERRUPTED_LINE)
     except Exception as exc:
+        failed = True
         if not any(b.kind == "note" and b.text.startswith("error:") for b in view.transcript.blocks):
             view.note(f"error: {type(exc).__name__}: {scrub(str(exc))}")
     finally:
@@ -526,6 +538,8 @@ async def run_claw(
         view.finish()
     if interrupted and raise_on_interrupt:
         raise ClawInterrupted(INTERRUPTED_LINE)
+    if failed and raise_on_interrupt:
+        raise ClawFailed("the agent stopped on the error shown above; the history is kept")
     return None
 
 

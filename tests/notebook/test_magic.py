@@ -211,9 +211,13 @@ def test_model_error_is_a_clear_line_and_history_stays_valid(shell, tmp_path: Pa
     write_script(tmp_path / "s.jsonl", [{"text": "only one"}])
     shell.run_cell("%%claw --model scripted:s.jsonl\nfirst")
     result = shell.run_cell("%%claw\nsecond")
-    assert result.success
+    # the cell fails (so "Run All" and headless runs stop) with the reason in its output
+    assert not result.success and type(result.error_in_exec).__name__ == "ClawFailed"
     assert "no more turns" in capsys.readouterr().out
     assert_history_valid(shell._clawnb_session.messages)
+    # and the next cell still works
+    write_script(tmp_path / "t.jsonl", [{"text": "fresh start"}])
+    assert shell.run_cell("%%claw --model scripted:t.jsonl --new\nthird").success
 
 
 def test_inspect_variable_and_run_python_tools(shell, tmp_path: Path, monkeypatch) -> None:
@@ -308,7 +312,7 @@ def test_max_turns_stops_with_a_clear_line(shell, tmp_path: Path, capsys, monkey
 
 def test_remote_model_without_a_key_says_how_to_fix_it(shell, capsys) -> None:
     result = shell.run_cell("%%claw --model some/model\nhello")
-    assert result.success
+    assert not result.success
     out = capsys.readouterr().out
     assert "no API key found" in out and "--model scripted:FILE" in out
     assert shell._clawnb_session.messages == [] or all(
