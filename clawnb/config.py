@@ -250,8 +250,24 @@ ENV_VARS = {
 
 
 def project_config_path(project_dir: str | os.PathLike[str] | None = None) -> Path:
-    """``<project_dir>/.claw/config.toml`` (project_dir defaults to the current directory)."""
-    return Path(project_dir if project_dir is not None else os.getcwd()) / ".claw" / "config.toml"
+    """The project's ``.claw/config.toml``: in ``project_dir`` (default: the current directory)
+    or, inside a git repository, in the nearest directory above it up to the repository root —
+    so a notebook or chat started in a subdirectory still gets the project's rules and hooks.
+    When there is none, the path where it would be in ``project_dir``."""
+    start = Path(project_dir if project_dir is not None else os.getcwd()).absolute()
+    for directory in (start, *start.parents):
+        candidate = directory / ".claw" / "config.toml"
+        if candidate.is_file():
+            return candidate
+        if (directory / ".git").exists():
+            break  # the repository root: the project ends here
+        if directory == start and not _inside_git_repo(start):
+            break  # outside a repository only project_dir itself counts
+    return start / ".claw" / "config.toml"
+
+
+def _inside_git_repo(path: Path) -> bool:
+    return any((d / ".git").exists() for d in (path, *path.parents))
 
 
 def user_config_path(

@@ -206,3 +206,32 @@ def test_non_utf8_file_is_a_clear_error(tmp_path):
     path.write_bytes(b'model = "caf\xe9"\n')
     with pytest.raises(ConfigError, match="not UTF-8"):
         _load(tmp_path)
+
+
+def test_project_config_is_found_from_a_subdirectory_of_the_repository(tmp_path):
+    from clawnb.config import ConfigLoader, project_config_path
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".claw").mkdir()
+    (repo / ".claw" / "config.toml").write_text('[permissions]\ndeny = ["bash(rm *)"]\n')
+    sub = repo / "notebooks" / "deep"
+    sub.mkdir(parents=True)
+    assert project_config_path(sub) == repo / ".claw" / "config.toml"
+    config = ConfigLoader.load(project_dir=sub, config_home=tmp_path / "home", env={})
+    assert config.permissions.deny == ["bash(rm *)"]
+
+
+def test_project_config_search_stops_at_the_repository_and_outside_one(tmp_path):
+    from clawnb.config import project_config_path
+
+    # a config above the repository root does not belong to the project
+    (tmp_path / ".claw").mkdir()
+    (tmp_path / ".claw" / "config.toml").write_text('model = "outer"\n')
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    assert project_config_path(repo / "x") == repo / "x" / ".claw" / "config.toml"
+    # outside any repository only the directory itself counts
+    plain = tmp_path / "plain" / "sub"
+    plain.mkdir(parents=True)
+    assert project_config_path(plain) == plain / ".claw" / "config.toml"
