@@ -59,7 +59,8 @@ class SessionRecoveryWarning(UserWarning):
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    # microseconds: sessions created in the same millisecond still list in creation order
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _message_record(msg: Message) -> dict[str, Any]:
