@@ -143,6 +143,7 @@ class _Loop:
         executor = self.executor
         ask = self._asker(on_event)
         tools = self.tools
+        context = self.context
         # Deferred tools appear once tool_search loads them, so with tool_search the list is
         # rebuilt every turn; otherwise it cannot change during a run.
         fixed_defs = None if TOOL_SEARCH in tools else self._definitions(visible)
@@ -156,8 +157,8 @@ class _Loop:
                 await emit(on_event, AgentEvent.TurnEnd(turn))
             if not turn.tool_calls:
                 text = turn.text or ""
-                messages.append(Message.Assistant(turn))
-                if self.context is not None:
+                messages.append(Assistant(turn))
+                if context is not None:
                     await self._after_turn(turn, messages)
                 await emit(on_event, AgentEvent.Done(text))
                 if self.gate is not None:
@@ -174,7 +175,7 @@ class _Loop:
             except ToolsInterrupted as interrupted:
                 _append_round(messages, turn, interrupted.results)
                 raise
-            if self.context is not None:
+            if context is not None:
                 await self._after_turn(turn, messages)
             if stop_when is not None and stop_when():
                 text = turn.text or ""
