@@ -43,8 +43,17 @@ def rss_kib() -> int:
 def write_script(path: Path, turns: int) -> None:
     with path.open("w") as fh:
         for i in range(turns):
-            fh.write(json.dumps({"text": f"Reading part {i}.", "tool_calls": [
-                {"id": f"r{i}", "name": "read", "arguments": {"path": "notes.txt"}}]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "text": f"Reading part {i}.",
+                        "tool_calls": [
+                            {"id": f"r{i}", "name": "read", "arguments": {"path": "notes.txt"}}
+                        ],
+                    }
+                )
+                + "\n"
+            )
             fh.write(json.dumps({"text": f"Part {i}: " + "detail " * 60}) + "\n")
 
 
@@ -53,8 +62,11 @@ async def run(turns: int, budget: int, work: Path, label: str) -> tuple[list[tup
     write_script(script, turns)
     session = build_agent(
         Config(max_context_tokens=budget, preserve_recent=6),
-        workspace=work, model=f"scripted:{script}", tools=[ReadTool(work)],
-        subagents=False, gate=False,
+        workspace=work,
+        model=f"scripted:{script}",
+        tools=[ReadTool(work)],
+        subagents=False,
+        gate=False,
         session=SessionLog(work / f"{label}-session.jsonl", durable=False),
     )
     samples: list[tuple[int, int]] = []
@@ -91,19 +103,25 @@ def main() -> None:
         # each configuration in its own process, so one cannot reuse the other's heap
         out = subprocess.run(
             [sys.executable, __file__, "--one", label, "--turns", str(args.turns)],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         data = json.loads(out.strip().splitlines()[-1])
         samples = data["samples"]
         results[label] = samples
         first, last = samples[0][1], samples[-1][1]
-        print(f"{label:>7} compaction: history {data['length']:5d} messages; RSS KiB at turns "
-              + ", ".join(f"{t}:{kib}" for t, kib in samples)
-              + f"; growth {last - first:+d} KiB")
+        print(
+            f"{label:>7} compaction: history {data['length']:5d} messages; RSS KiB at turns "
+            + ", ".join(f"{t}:{kib}" for t, kib in samples)
+            + f"; growth {last - first:+d} KiB"
+        )
     with_samples = results["with"]
     ratio = with_samples[-1][1] / with_samples[0][1]
-    print(f"RSS ratio turn {with_samples[-1][0]} / turn {with_samples[0][0]} "
-          f"with compaction: {ratio:.3f}")
+    print(
+        f"RSS ratio turn {with_samples[-1][0]} / turn {with_samples[0][0]} "
+        f"with compaction: {ratio:.3f}"
+    )
 
 
 if __name__ == "__main__":

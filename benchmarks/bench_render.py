@@ -21,7 +21,10 @@ from clawnb.types import AssistantTurn
 
 async def run(n: int = 10_000) -> None:
     shown: list[object] = []
-    view = WidgetView(display=lambda obj, raw=False: shown.append(obj), clear_output=lambda wait=False: shown.clear())
+    view = WidgetView(
+        display=lambda obj, raw=False: shown.append(obj),
+        clear_output=lambda wait=False: shown.clear(),
+    )
     view.root._view_count = 1
     view.start()
     rng = random.Random(7)
@@ -46,7 +49,9 @@ async def run(n: int = 10_000) -> None:
     live_text = view.transcript.answer
     view.finish()
     budget = 1 + elapsed / 0.05  # the first round goes out at once
-    identical = live_text == "".join(pieces) and "".join(pieces).strip() in shown[-1]["text/markdown"]
+    identical = (
+        live_text == "".join(pieces) and "".join(pieces).strip() in shown[-1]["text/markdown"]
+    )
     print(f"deltas: {n}, stream time: {elapsed:.2f} s")
     print(f"widget messages sent: {view.updates} (naive: one per delta = {n})")
     gaps = [b - a for a, b in zip(stamps, stamps[1:streamed_rounds], strict=False)]

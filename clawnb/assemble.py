@@ -52,7 +52,7 @@ def make_provider(model: str, config: Config) -> Any:
         if model.startswith(prefix):
             from .providers.replay import ScriptedProvider
 
-            return ScriptedProvider.from_file(model[len(prefix):])
+            return ScriptedProvider.from_file(model[len(prefix) :])
     from .providers.openai import OpenAICompatProvider
 
     # Anthropic models bill a cached prompt prefix at a fraction of the price, but only when
@@ -208,8 +208,10 @@ class _WorkspaceRelative:
             args = dict(args)
             for key in self.validator.PATH_KEYS:
                 value = args.get(key)
-                if isinstance(value, str) and not value.startswith("~") and not os.path.isabs(
-                    value
+                if (
+                    isinstance(value, str)
+                    and not value.startswith("~")
+                    and not os.path.isabs(value)
                 ):
                     args[key] = os.path.join(self.workspace, value)
             if tool_name in ("glob", "grep") and not isinstance(args.get("path"), str):
@@ -349,9 +351,9 @@ def build_agent(
 
         child_tools = [t for t in toolset if t.definition.name != "subagent"]
         toolset.push(
-            SubagentTool(provider, lambda: ToolSet(child_tools), gate=the_gate,
-                         on_usage=cost.record)
-            .system_prompt(
+            SubagentTool(
+                provider, lambda: ToolSet(child_tools), gate=the_gate, on_usage=cost.record
+            ).system_prompt(
                 "You are a sub-agent working on one task for another agent. Use your tools, "
                 "then answer with a short, factual report: that answer is all the other "
                 "agent will see."
@@ -392,9 +394,18 @@ def build_agent(
     )
 
     bundle = AgentSession(
-        agent=agent, history=[], cost=cost, context=context, gate=the_gate, config=config,
-        provider=provider, workspace=ws, system_prompt=system_prompt, tools=toolset,
-        model=model_name, mode=str(getattr(permission_mode, "value", permission_mode)),
+        agent=agent,
+        history=[],
+        cost=cost,
+        context=context,
+        gate=the_gate,
+        config=config,
+        provider=provider,
+        workspace=ws,
+        system_prompt=system_prompt,
+        tools=toolset,
+        model=model_name,
+        mode=str(getattr(permission_mode, "value", permission_mode)),
         streaming=streaming,
     )
     if isinstance(session, SessionLog):

@@ -55,17 +55,36 @@ def add_chat_parser(sub: Any) -> argparse.ArgumentParser:
     """Register the ``chat`` subcommand on an argparse sub-parser collection."""
     p = sub.add_parser("chat", help="interactive terminal chat with the agent")
     p.add_argument("--model", help="model name, or scripted:<file> / replay:<file> (offline)")
-    p.add_argument("--workspace", "--cwd", dest="workspace",
-                   help="project directory the agent works in (default: current directory)")
-    p.add_argument("--mode", choices=["default", "accept_edits", "plan", "bypass"],
-                   help="permission mode (default: from config, else 'default')")
-    p.add_argument("--approve", choices=["ask", "allow", "deny"], default="ask",
-                   help="answer permission questions by asking (default), or always allow/deny")
-    p.add_argument("--resume", nargs="?", const="latest", metavar="ID",
-                   help="continue a saved session (default: the latest)")
+    p.add_argument(
+        "--workspace",
+        "--cwd",
+        dest="workspace",
+        help="project directory the agent works in (default: current directory)",
+    )
+    p.add_argument(
+        "--mode",
+        choices=["default", "accept_edits", "plan", "bypass"],
+        help="permission mode (default: from config, else 'default')",
+    )
+    p.add_argument(
+        "--approve",
+        choices=["ask", "allow", "deny"],
+        default="ask",
+        help="answer permission questions by asking (default), or always allow/deny",
+    )
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        metavar="ID",
+        help="continue a saved session (default: the latest)",
+    )
     p.add_argument("--no-save", action="store_true", help="do not save the session to disk")
-    p.add_argument("--record", metavar="FILE",
-                   help="append every model turn to FILE (replay it with --model replay:FILE)")
+    p.add_argument(
+        "--record",
+        metavar="FILE",
+        help="append every model turn to FILE (replay it with --model replay:FILE)",
+    )
     p.add_argument("--no-color", action="store_true", help="plain output without colours")
     p.set_defaults(func=chat_main)
     return p
@@ -283,8 +302,10 @@ class ChatApp:
             except (NotImplementedError, RuntimeError):
                 pass
             if self.session is not None and self.session.context.compactions > compactions:
-                self.say(f"(context compacted: the conversation is now "
-                         f"{len(self.session.history)} messages)")
+                self.say(
+                    f"(context compacted: the conversation is now "
+                    f"{len(self.session.history)} messages)"
+                )
         return None
 
     def _terminate(self, sig: int, task: asyncio.Task[Any]) -> None:
@@ -314,8 +335,10 @@ class ChatApp:
     def do_cost(self) -> None:
         ctx = self.session.context
         self.say(self.session.cost.summary())
-        self.say(f"context: ~{ctx.context_tokens} of {ctx.max_tokens} tokens, "
-                 f"{len(self.session.history)} messages, {ctx.compactions} compactions")
+        self.say(
+            f"context: ~{ctx.context_tokens} of {ctx.max_tokens} tokens, "
+            f"{len(self.session.history)} messages, {ctx.compactions} compactions"
+        )
 
     def do_compact(self) -> None:
         before = len(self.session.history)
@@ -407,11 +430,14 @@ class ChatApp:
         s = self.session
         self.say(f"clawnb chat — model {s.model}, mode {s.mode}, workspace {s.workspace}")
         if is_offline_model(s.model):
-            self.say("(scripted model: its replies are replayed from a file; the tools run for "
-                     "real)")
+            self.say(
+                "(scripted model: its replies are replayed from a file; the tools run for real)"
+            )
         elif hasattr(s.provider, "has_key") and not s.provider.has_key:
-            self.say("warning: no API key found (set CLAWNB_API_KEY, OPENROUTER_API_KEY or "
-                     "OPENAI_API_KEY); local servers may not need one")
+            self.say(
+                "warning: no API key found (set CLAWNB_API_KEY, OPENROUTER_API_KEY or "
+                "OPENAI_API_KEY); local servers may not need one"
+            )
         if args.resume:
             self.say(f"(resumed {s.session_id}: {len(s.history)} messages)")
         elif s.session_id:
@@ -454,14 +480,19 @@ def _error_hint(exc: Exception) -> str | None:
     from .errors import AuthenticationError, BadRequestError
 
     if isinstance(exc, AuthenticationError):
-        return ("(the server refused the API key: set CLAWNB_API_KEY, or OPENROUTER_API_KEY "
-                "for openrouter.ai, or OPENAI_API_KEY for other hosts)")
+        return (
+            "(the server refused the API key: set CLAWNB_API_KEY, or OPENROUTER_API_KEY "
+            "for openrouter.ai, or OPENAI_API_KEY for other hosts)"
+        )
     if isinstance(exc, BadRequestError):
         text = f"{getattr(exc, 'code', '')} {getattr(exc, 'message', '')} {exc}".lower()
-        if "context" in text and any(w in text for w in ("length", "window", "too long",
-                                                          "maximum", "exceed")):
-            return ("(the conversation is longer than the model accepts: /compact summarises "
-                    "it, /clear starts afresh)")
+        if "context" in text and any(
+            w in text for w in ("length", "window", "too long", "maximum", "exceed")
+        ):
+            return (
+                "(the conversation is longer than the model accepts: /compact summarises "
+                "it, /clear starts afresh)"
+            )
     return None
 
 
@@ -489,8 +520,10 @@ def chat_main(args: argparse.Namespace) -> int:
     if args.resume and args.no_save:
         # resuming means appending to that session's file; it used to be ignored silently
         # and the banner said "(resumed None: 0 messages)"
-        print("error: --resume continues a saved session, so it cannot be combined with "
-              "--no-save", file=sys.stderr)
+        print(
+            "error: --resume continues a saved session, so it cannot be combined with --no-save",
+            file=sys.stderr,
+        )
         return 2
     import warnings
 

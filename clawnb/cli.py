@@ -48,8 +48,10 @@ async def _run_demo(script: Path, workspace: Path, prompt: str, out) -> int:
 
     async def approve(request: ApprovalRequest) -> Approval:
         # A person would click Approve/Deny here; the demo approves and says so.
-        out.out.write(printable(f"    ? {request.summary.strip()} needs approval: "
-                                "approved (demo policy)") + "\n")
+        out.out.write(
+            printable(f"    ? {request.summary.strip()} needs approval: approved (demo policy)")
+            + "\n"
+        )
         return Approval.allow_once()
 
     try:

@@ -132,9 +132,7 @@ class Config(_Strict):
     preserve_recent: int = Field(default=6, ge=0)
     max_turns: int = Field(default=50, ge=0)
     allowed_directory: str | None = None
-    protected_patterns: list[str] = Field(
-        default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS)
-    )
+    protected_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS))
     blocked_commands: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_COMMANDS))
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)

@@ -48,8 +48,7 @@ log = logging.getLogger(__name__)
 
 SUMMARY_PREFIX = "[Conversation summary]: "
 SUMMARY_REQUEST = (
-    "Summarize this conversation history in 2-3 sentences, "
-    "preserving key facts and decisions:\n\n"
+    "Summarize this conversation history in 2-3 sentences, preserving key facts and decisions:\n\n"
 )
 FALLBACK_SUMMARY = "Previous conversation."
 
@@ -156,7 +155,7 @@ class ContextManager:
                 (i for i, m in enumerate(messages) if isinstance(m, Message.Assistant)),
                 default=-1,
             )
-            self.context_tokens += estimate_tokens(messages[last + 1:])
+            self.context_tokens += estimate_tokens(messages[last + 1 :])
         else:
             self.context_tokens = estimate_tokens(messages)
         self._recorded = False
@@ -175,9 +174,7 @@ class ContextManager:
         ):
             keep_start += 1
         end = max(len(messages) - self.preserve_recent, keep_start)
-        while (
-            keep_start < end < len(messages) and isinstance(messages[end], Message.ToolResult)
-        ):
+        while keep_start < end < len(messages) and isinstance(messages[end], Message.ToolResult):
             end -= 1
         return keep_start, end
 
@@ -247,7 +244,7 @@ class ExtractiveSummarizer:
             head.append(line)
             used += len(line) + 1
         used = 0
-        for line in reversed(lines[len(head):]):
+        for line in reversed(lines[len(head) :]):
             if used + len(line) > half:
                 break
             tail.insert(0, line)

@@ -155,7 +155,9 @@ class ToolExecutor:
                     call = calls[i]
                     await _emit_quietly(
                         on_event,
-                        AgentEvent.ToolResult(call.id, call.name, INTERRUPTED_RESULT, "interrupted"),
+                        AgentEvent.ToolResult(
+                            call.id, call.name, INTERRUPTED_RESULT, "interrupted"
+                        ),
                     )
             raise ToolsInterrupted(filled) from None
         return [r if r is not None else INTERRUPTED_RESULT for r in results]
@@ -205,7 +207,8 @@ class ToolExecutor:
         with its (filled) result, so a caller can keep the history valid."""
         if announce and on_event is not None:
             await emit(
-                on_event, AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments)
+                on_event,
+                AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
             )
         try:
             tool = self.tools.get(call.name)

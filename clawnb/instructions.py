@@ -24,8 +24,7 @@ __all__ = ["DEFAULT_INSTRUCTION_FILES", "InstructionLoader", "PREAMBLE"]
 DEFAULT_INSTRUCTION_FILES = ["CLAUDE.md", "AGENTS.md", ".claw/instructions.md"]
 
 PREAMBLE = (
-    "The following project instructions were loaded automatically. "
-    "Follow them carefully:\n\n"
+    "The following project instructions were loaded automatically. Follow them carefully:\n\n"
 )
 
 _SEPARATOR = "\n\n---\n\n"

@@ -114,7 +114,8 @@ class SystemPromptBuilder:
         self.workspace = Path(workspace if workspace is not None else os.getcwd()).absolute()
         self.tool_names = [getattr(t, "definition", t).name for t in tools]
         self.instruction_loader = (
-            instruction_loader if instruction_loader is not None
+            instruction_loader
+            if instruction_loader is not None
             else InstructionLoader.default_files()
         )
         self.config_instructions = config_instructions
@@ -159,12 +160,20 @@ class SystemPromptBuilder:
             ("safety", lambda: SAFETY, True),
             ("tools", self._tools_text, True),
             ("environment", self.environment, False),
-            ("instructions", lambda: self.instruction_loader.system_prompt_section(
-                self.workspace), False),
-            ("config", lambda: (
-                f"# Additional instructions (config)\n\n{self.config_instructions.strip()}"
-                if self.config_instructions and self.config_instructions.strip() else None
-            ), False),
+            (
+                "instructions",
+                lambda: self.instruction_loader.system_prompt_section(self.workspace),
+                False,
+            ),
+            (
+                "config",
+                lambda: (
+                    f"# Additional instructions (config)\n\n{self.config_instructions.strip()}"
+                    if self.config_instructions and self.config_instructions.strip()
+                    else None
+                ),
+                False,
+            ),
         ]
         out: list[PromptSection] = []
         for name, make, static in defaults:

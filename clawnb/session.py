@@ -75,9 +75,15 @@ def _message_record(msg: Message) -> dict[str, Any]:
 class SessionLog(list):  # type: ignore[type-arg]
     """A message list persisted to ``path``; every mutation is durable before it returns."""
 
-    def __init__(self, path: str | os.PathLike[str], messages: Iterable[Message] = (), *,
-                 meta: dict[str, Any] | None = None, session_id: str | None = None,
-                 durable: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        messages: Iterable[Message] = (),
+        *,
+        meta: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        durable: bool = True,
+    ) -> None:
         """Start a **new** session file at ``path`` (it must not exist yet) holding
         ``messages``. Use :meth:`resume` to continue an existing file."""
         super().__init__()
@@ -94,8 +100,13 @@ class SessionLog(list):  # type: ignore[type-arg]
         os.close(fd)
         self._closed = False
         self._records = 0
-        header = {"type": "session", "ts": self.created, "id": self.id,
-                  "created": self.created, "meta": self.meta}
+        header = {
+            "type": "session",
+            "ts": self.created,
+            "id": self.id,
+            "created": self.created,
+            "meta": self.meta,
+        }
         self._write([header])
         if durable:
             _fsync_dir(self.path.parent)
@@ -160,8 +171,16 @@ class SessionLog(list):  # type: ignore[type-arg]
         for msg in new:
             if not isinstance(msg, Message):
                 raise TypeError(f"a session holds Message objects, got {type(msg).__name__}")
-        self._write([{"type": "snapshot", "ts": _now(), "reason": reason,
-                      "messages": [m.to_dict() for m in new]}])
+        self._write(
+            [
+                {
+                    "type": "snapshot",
+                    "ts": _now(),
+                    "reason": reason,
+                    "messages": [m.to_dict() for m in new],
+                }
+            ]
+        )
 
     def append(self, msg: Message) -> None:
         self._write([_message_record(msg)])
@@ -175,9 +194,17 @@ class SessionLog(list):  # type: ignore[type-arg]
             self.append(items[0])
         elif items:
             records = [_message_record(m) for m in items]
-            self._write([{"type": "messages", "ts": records[0]["ts"],
-                          "records": [{k: v for k, v in r.items() if k not in ("type", "ts")}
-                                      for r in records]}])
+            self._write(
+                [
+                    {
+                        "type": "messages",
+                        "ts": records[0]["ts"],
+                        "records": [
+                            {k: v for k, v in r.items() if k not in ("type", "ts")} for r in records
+                        ],
+                    }
+                ]
+            )
             super().extend(items)
 
     def __iadd__(self, msgs: Iterable[Message]) -> SessionLog:  # type: ignore[override]
@@ -266,9 +293,7 @@ def _missing_results(messages: list[Message]) -> list[Message]:
     for i in range(len(messages) - 1, -1, -1):
         msg = messages[i]
         if isinstance(msg, Message.Assistant) and msg.turn.tool_calls:
-            answered = {
-                m.id for m in messages[i + 1:] if isinstance(m, Message.ToolResult)
-            }
+            answered = {m.id for m in messages[i + 1 :] if isinstance(m, Message.ToolResult)}
             return [
                 Message.ToolResult(call.id, INTERRUPTED_SESSION_RESULT)
                 for call in msg.turn.tool_calls
@@ -375,11 +400,21 @@ class SessionStore:
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         return f"{stamp}-{secrets.token_hex(3)}"
 
-    def create(self, messages: Iterable[Message] = (), *, meta: dict[str, Any] | None = None,
-               durable: bool = True) -> SessionLog:
+    def create(
+        self,
+        messages: Iterable[Message] = (),
+        *,
+        meta: dict[str, Any] | None = None,
+        durable: bool = True,
+    ) -> SessionLog:
         session_id = self.new_id()
-        return SessionLog(self.root / f"{session_id}.jsonl", messages, meta=meta,
-                          session_id=session_id, durable=durable)
+        return SessionLog(
+            self.root / f"{session_id}.jsonl",
+            messages,
+            meta=meta,
+            session_id=session_id,
+            durable=durable,
+        )
 
     def path_of(self, session_id: str) -> Path:
         if session_id == "latest":
@@ -420,15 +455,20 @@ class SessionStore:
                 (m.content for m in messages if isinstance(m, Message.User)), "(no prompt)"
             )
             if title.startswith(DEFAULT_PLAN_PROMPT):  # /plan: the task, not the boilerplate
-                title = "/plan " + title[len(DEFAULT_PLAN_PROMPT):].strip().removeprefix("Task:")
+                title = "/plan " + title[len(DEFAULT_PLAN_PROMPT) :].strip().removeprefix("Task:")
             title = " ".join(title.split())
             updated = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(
                 timespec="seconds"
             )
-            infos.append(SessionInfo(
-                id=header.get("id") or path.stem, path=path,
-                created=header.get("created", ""), updated=updated,
-                messages=len(messages), title=title[:60],
-            ))
+            infos.append(
+                SessionInfo(
+                    id=header.get("id") or path.stem,
+                    path=path,
+                    created=header.get("created", ""),
+                    updated=updated,
+                    messages=len(messages),
+                    title=title[:60],
+                )
+            )
         infos.sort(key=lambda i: (i.updated, i.created, i.id))
         return infos

@@ -93,8 +93,13 @@ class TerminalRenderer:
                     self.out.write(self._style(header, "1;36") + "\n")
                 self._summaries.pop(call_id, None)
                 self._last_call = None
-                mark = {"ok": "⎿ ", "error": "⎿ ✗ ", "denied": "⎿ ⊘ ", "blocked": "⎿ ⊘ ",
-                        "interrupted": "⎿ ✗ "}.get(outcome, "⎿ ")
+                mark = {
+                    "ok": "⎿ ",
+                    "error": "⎿ ✗ ",
+                    "denied": "⎿ ⊘ ",
+                    "blocked": "⎿ ⊘ ",
+                    "interrupted": "⎿ ✗ ",
+                }.get(outcome, "⎿ ")
                 for i, row in enumerate(preview(content)):
                     prefix = "    " + (mark if i == 0 else "  ")
                     self.out.write(self._style(prefix + row, "2") + "\n")

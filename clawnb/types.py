@@ -131,8 +131,8 @@ class AssistantTurn:
         if not isinstance(calls, list):
             raise TypeError("'tool_calls' must be a list")
         stop = data.get("stop_reason")
-        stop_reason = StopReason(stop) if stop else (
-            StopReason.TOOL_USE if calls else StopReason.STOP
+        stop_reason = (
+            StopReason(stop) if stop else (StopReason.TOOL_USE if calls else StopReason.STOP)
         )
         usage = data.get("usage")
         text = data.get("text")
@@ -256,8 +256,8 @@ Message.ToolResult = ToolResult
 class ToolDefinition:
     """Name, description and JSON-schema parameters of a tool, built fluently::
 
-        ToolDefinition("read", "Read the contents of a file.").param(
-            "path", "string", "The file path to read", True)
+    ToolDefinition("read", "Read the contents of a file.").param(
+        "path", "string", "The file path to read", True)
     """
 
     __slots__ = ("name", "description", "parameters")
@@ -363,9 +363,7 @@ class ToolSet:
 class Provider(Protocol):
     """A model that answers a whole turn at once."""
 
-    async def chat(
-        self, messages: list[Message], tools: list[ToolDefinition]
-    ) -> AssistantTurn: ...
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn: ...
 
 
 # ``on_event`` callbacks may be plain functions or coroutine functions.

@@ -50,8 +50,10 @@ class CostTracker:
             import fnmatch
 
             table = dict(pricing)
-            key = model if model in table else max(
-                (k for k in table if fnmatch.fnmatchcase(model, k)), key=len, default=None
+            key = (
+                model
+                if model in table
+                else max((k for k in table if fnmatch.fnmatchcase(model, k)), key=len, default=None)
             )
             price = table.get(key) if key is not None else None
         if price is None:

@@ -1,8 +1,8 @@
 """``python -m clawnb.course``: run chapter checks, or build the exercise notebooks.
 
-    python -m clawnb.course list
-    python -m clawnb.course check ch01
-    python -m clawnb.course exercises notebooks notebooks/exercises
+python -m clawnb.course list
+python -m clawnb.course check ch01
+python -m clawnb.course exercises notebooks notebooks/exercises
 """
 
 from __future__ import annotations

@@ -52,5 +52,3 @@ def write_exercises(src: Path, dest: Path) -> list[Path]:
         target.write_text(json.dumps(make_exercise(notebook), indent=1) + "\n", encoding="utf-8")
         written.append(target)
     return written
-
-

@@ -44,7 +44,9 @@ class Impl:
         try:
             return getattr(clawnb, name)
         except AttributeError:
-            raise AttributeError(f"no implementation of {name!r} given or found in clawnb") from None
+            raise AttributeError(
+                f"no implementation of {name!r} given or found in clawnb"
+            ) from None
 
 
 @dataclass
@@ -207,7 +209,7 @@ def check(target: str, *, verbose: bool = True, **impl: Any) -> CheckReport:
 def pytest_functions(suite_name: str) -> dict[str, Callable[[Path], None]]:
     """Module-level pytest tests for a suite, keeping the book's names::
 
-        globals().update(pytest_functions("mock"))
+    globals().update(pytest_functions("mock"))
     """
     suite = load_suite(suite_name)
     tests: dict[str, Callable[[Path], None]] = {}

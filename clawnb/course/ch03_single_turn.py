@@ -108,9 +108,7 @@ async def test_single_turn_provider_error_propagates(impl, tmp):
 async def test_single_turn_final_response_none_text(impl, tmp):
     f = tmp / "f.txt"
     f.write_text("x")
-    provider = impl.MockProvider(
-        [tool_turn(("call_1", "read", {"path": str(f)})), text_turn(None)]
-    )
+    provider = impl.MockProvider([tool_turn(("call_1", "read", {"path": str(f)})), text_turn(None)])
     assert await impl.single_turn(provider, _tools(impl), "Read") == ""
 
 

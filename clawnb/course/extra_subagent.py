@@ -63,9 +63,7 @@ async def test_subagent_subagent_multi_step(impl, tmp):
 
 @suite.test
 async def test_subagent_max_turns_exceeded(impl, tmp):
-    provider = impl.MockProvider(
-        [_call(f"c{i}", "read", {"path": "/dev/null"}) for i in (1, 2, 3)]
-    )
+    provider = impl.MockProvider([_call(f"c{i}", "read", {"path": "/dev/null"}) for i in (1, 2, 3)])
     tool = impl.SubagentTool(provider, lambda: ToolSet([impl.ReadTool()])).max_turns(2)
     assert await tool.call({"task": "Loop forever"}) == "error: max turns exceeded"
 

@@ -86,7 +86,9 @@ def transcript(nb: Any) -> str:
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             continue
-        lines.append(f"In [{cell.get('execution_count') or ' '}]: " + cell.source.replace("\n", "\n    "))
+        lines.append(
+            f"In [{cell.get('execution_count') or ' '}]: " + cell.source.replace("\n", "\n    ")
+        )
         for output in cell.get("outputs", []):
             text = _output_text(output).rstrip("\n")
             if text:

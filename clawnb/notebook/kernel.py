@@ -45,7 +45,13 @@ def prompt_transformer(lines: list[str]) -> list[str]:
 
 def kernel_spec(python: str | None = None) -> dict[str, Any]:
     return {
-        "argv": [python or sys.executable, "-m", "clawnb.notebook.kernel", "-f", "{connection_file}"],
+        "argv": [
+            python or sys.executable,
+            "-m",
+            "clawnb.notebook.kernel",
+            "-f",
+            "{connection_file}",
+        ],
         "display_name": DISPLAY_NAME,
         "language": "python",
         "interrupt_mode": "signal",

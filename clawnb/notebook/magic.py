@@ -45,7 +45,12 @@ _CELL = re.compile(r"^%%claw(?:[ \t]+(.*))?$")
 @argument("--record", metavar="FILE", help="append the model's turns to FILE (JSON Lines)")
 @argument("--replay", metavar="FILE", help="replay model turns from FILE instead of a model")
 @argument("--quiet", action="store_true", help="show only the final answer")
-@argument("--ui", choices=("auto", "widget", "text"), default="auto", help="rendering: widgets, plain text, or auto (widgets when a frontend can show them)")
+@argument(
+    "--ui",
+    choices=("auto", "widget", "text"),
+    default="auto",
+    help="rendering: widgets, plain text, or auto (widgets when a frontend can show them)",
+)
 def _claw_signature(line: str = "") -> None:
     """%%claw [options] — the cell body is the prompt for the agent.
 

@@ -283,7 +283,9 @@ class Transcript:
         that failed must not look like an empty answer); the footer when there is neither."""
         parts = [self.answer.strip()]
         parts += [
-            b.text for b in self.blocks if b.kind == "note" and b.text.startswith(("error:", "interrupted"))
+            b.text
+            for b in self.blocks
+            if b.kind == "note" and b.text.startswith(("error:", "interrupted"))
         ]
         text = "\n\n".join(p for p in parts if p)
         return text or f"[{self.footer()}]"
@@ -308,7 +310,9 @@ class Transcript:
                 out.append(block.text.strip())
             elif block.kind == "reasoning" and block.text.strip():
                 body = html.escape(block.text.strip())
-                out.append(f"<details><summary>reasoning</summary>\n\n<pre>{body}</pre>\n</details>")
+                out.append(
+                    f"<details><summary>reasoning</summary>\n\n<pre>{body}</pre>\n</details>"
+                )
             elif block.kind == "note":
                 out.append(f"*{block.text}*")
             elif block.card is not None:
@@ -698,7 +702,9 @@ class WidgetView(_View):
                 if target.value != value:
                     target.value = value
                     self.updates += 1
-        footer = f"<div style='color:#888;font-size:small'>{html.escape(self.transcript.footer())}</div>"
+        footer = (
+            f"<div style='color:#888;font-size:small'>{html.escape(self.transcript.footer())}</div>"
+        )
         if self.footer.value != footer:
             self.footer.value = footer
             self.updates += 1
@@ -741,7 +747,12 @@ class WidgetView(_View):
             ("Approve", "approve", "success", "run this call once"),
             ("Deny", "deny", "danger", "do not run it; the model is told you said no"),
             # by tool name, not by call: say so before the user clicks
-            ("Always allow", "always", "", f"allow every {card.name} call for the rest of this session"),
+            (
+                "Always allow",
+                "always",
+                "",
+                f"allow every {card.name} call for the rest of this session",
+            ),
         ):
             button = w.Button(description=label, button_style=style, tooltip=tip)
             button.add_class(f"clawnb-{value}")
@@ -829,7 +840,9 @@ def _complete_words(text: str) -> str:
 
 
 def _pre(text: str, color: str = "") -> str:
-    style = "white-space:pre-wrap;margin:0;font-family:inherit" + (f";color:{color}" if color else "")
+    style = "white-space:pre-wrap;margin:0;font-family:inherit" + (
+        f";color:{color}" if color else ""
+    )
     return f"<div style='{style}'>{html.escape(scrub(text))}</div>"
 
 
@@ -893,7 +906,5 @@ def _diff_html(diff: str) -> str:
         rows.append(f"<div style='{color}'>{html.escape(line) or '&nbsp;'}</div>")
     return (
         "<div class='clawnb-diff' style='font-family:monospace;font-size:small;"
-        "white-space:pre;line-height:1.4'>"
-        + "".join(rows)
-        + "</div>"
+        "white-space:pre;line-height:1.4'>" + "".join(rows) + "</div>"
     )

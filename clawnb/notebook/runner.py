@@ -62,6 +62,8 @@ class InputProxy:
 
             raise ToolError("no notebook cell is running to ask the user")
         return await self.target.ask(question, options)
+
+
 INTERRUPTED_LINE = "interrupted: the turn was stopped; the conversation is kept"
 
 
@@ -97,7 +99,9 @@ def repair_history(messages: list[Message]) -> None:
                 j += 1
             if got != ids:
                 have = {m.id: m for m in messages[i + 1 : j] if isinstance(m, Message.ToolResult)}
-                fixed = [have.get(cid) or ToolResult(cid, "error: interrupted by user") for cid in ids]
+                fixed = [
+                    have.get(cid) or ToolResult(cid, "error: interrupted by user") for cid in ids
+                ]
                 messages[i + 1 : j] = fixed
                 j = i + 1 + len(fixed)
             i = j
@@ -251,7 +255,9 @@ class NotebookSession:
         if self.file_state is None:
             self.file_state = FileState()
         tools: list[Any] = list(
-            default_tools(self.cwd, file_state=self.file_state, input_handler=input_handler, web=False)
+            default_tools(
+                self.cwd, file_state=self.file_state, input_handler=input_handler, web=False
+            )
         )
         if self.shell is not None:
             tools += [InspectVariableTool(self.shell.user_ns), RunPythonTool(self.shell.user_ns)]
@@ -294,7 +300,9 @@ class NotebookSession:
                 case Message.User(content=content):
                     lines.append(f"user: {_short(content, limit)}")
                 case Message.Assistant(turn=turn):
-                    calls = ", ".join(f"{c.name}({_short(json.dumps(c.arguments), 60)})" for c in turn.tool_calls)
+                    calls = ", ".join(
+                        f"{c.name}({_short(json.dumps(c.arguments), 60)})" for c in turn.tool_calls
+                    )
                     text = _short(turn.text or "", limit)
                     lines.append("assistant: " + text + (f" [calls: {calls}]" if calls else ""))
                 case Message.ToolResult(id=call_id, content=content):
@@ -360,9 +368,7 @@ def _http_provider(model: str, base_url: str) -> Any:
     try:
         provider = OpenAICompatProvider.from_env(model, **options)
     except ProviderConfigError as exc:
-        raise ProviderConfigError(
-            f"{exc}; or run offline with --model scripted:FILE"
-        ) from None
+        raise ProviderConfigError(f"{exc}; or run offline with --model scripted:FILE") from None
     # a key read from the notebook folder's .env is not in os.environ, so the scrubber would
     # only catch it if it looks like a key: tell it the value (a model that reads .env, or a
     # server that echoes the key in an error, must not put it in a cell output)
@@ -527,7 +533,9 @@ async def run_claw(
             view.note(INTERRUPTED_LINE)
     except Exception as exc:
         failed = True
-        if not any(b.kind == "note" and b.text.startswith("error:") for b in view.transcript.blocks):
+        if not any(
+            b.kind == "note" and b.text.startswith("error:") for b in view.transcript.blocks
+        ):
             view.note(f"error: {type(exc).__name__}: {scrub(str(exc))}")
     finally:
         heartbeat.cancel()
@@ -549,9 +557,7 @@ def _cost_part(tracker: Any) -> str:
     return ""
 
 
-async def _run_plan(
-    bundle: Any, prompt: str, view: Any, approver: Approver, on_event: Any
-) -> None:
+async def _run_plan(bundle: Any, prompt: str, view: Any, approver: Approver, on_event: Any) -> None:
     """Plan mode: plan read-only, then Execute (same history) or Revise with feedback."""
     plan_agent = bundle.plan_agent()
     plan_agent.gate = bundle.agent.gate
@@ -563,8 +569,18 @@ async def _run_plan(
         if how == "widget" and isinstance(view, WidgetView):
             choice = await view.choose("Plan ready — execute it?", ["Execute", "Revise"])
         elif how == "stdin":
-            reply = (await approver.ask_line("Execute the plan? [y]es / [r]evise / [n]o: ")).strip().lower()
-            choice = "Execute" if reply in ("y", "yes") else "Revise" if reply.startswith("r") else "Stop"
+            reply = (
+                (await approver.ask_line("Execute the plan? [y]es / [r]evise / [n]o: "))
+                .strip()
+                .lower()
+            )
+            choice = (
+                "Execute"
+                if reply in ("y", "yes")
+                else "Revise"
+                if reply.startswith("r")
+                else "Stop"
+            )
         else:
             choice = "Execute" if how == "allow" else "Stop"
             view.note(f"plan {'executed' if how == 'allow' else 'not executed'} ({why})")

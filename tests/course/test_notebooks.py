@@ -17,7 +17,10 @@ CHAPTERS = sorted(p for p in ROOT.glob("[0-9][0-9]*_*.ipynb") if not p.name.star
 def execute(path: Path, allow_errors: bool = False):
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        nb, timeout=60, kernel_name="python3", allow_errors=allow_errors,
+        nb,
+        timeout=60,
+        kernel_name="python3",
+        allow_errors=allow_errors,
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()

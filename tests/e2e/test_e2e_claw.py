@@ -262,7 +262,10 @@ def test_saved_rendering_of_an_edit_keeps_the_coloured_diff(lab) -> None:
     (workdir / "f.py").write_text("x = 1\ny = 2\n")
     edit = {"path": "f.py", "old_string": "x = 1", "new_string": "x = 10\nif x:\n    y = 3"}
     turns = [
-        {"text": "Reading.", "tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "f.py"}}]},
+        {
+            "text": "Reading.",
+            "tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "f.py"}}],
+        },
         {"text": "Editing.", "tool_calls": [{"id": "e1", "name": "edit", "arguments": edit}]},
         {"text": "Changed **x**."},
     ]
@@ -325,7 +328,10 @@ def test_opened_arguments_stay_open_while_the_card_ticks(lab) -> None:
     workdir.mkdir()
     command = "sleep 2.5; echo finished"
     turns = [
-        {"text": "Running it.", "tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": command}}]},
+        {
+            "text": "Running it.",
+            "tool_calls": [{"id": "b1", "name": "bash", "arguments": {"command": command}}],
+        },
         {"text": "Done."},
     ]
     (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))

@@ -22,8 +22,11 @@ def _script(path: Path, turns: list[dict]) -> str:
 
 
 def _write_turn(name: str, content: str = "hi", call_id: str = "w1") -> dict:
-    return {"tool_calls": [{"id": call_id, "name": "write",
-                            "arguments": {"path": name, "content": content}}]}
+    return {
+        "tool_calls": [
+            {"id": call_id, "name": "write", "arguments": {"path": name, "content": content}}
+        ]
+    }
 
 
 def _project_config(ws: Path, text: str) -> None:
@@ -101,15 +104,15 @@ async def test_session_new_then_resume(tmp_path):
     path = one.history.path
     assert path.parent == tmp_path / ".claw" / "sessions"
     one.close()
-    two = build_agent(Config(), workspace=tmp_path, model=f"scripted:{tmp_path / 's.jsonl'}",
-                      session="latest")
+    two = build_agent(
+        Config(), workspace=tmp_path, model=f"scripted:{tmp_path / 's.jsonl'}", session="latest"
+    )
     assert len(two.history) == 3
     two.provider = one.provider  # continue the same script
     two.agent.provider = one.provider
     assert await two.send("q2") == "second"
     saved = SessionLog.read(path)
-    assert [type(m).__name__ for m in saved] == ["System", "User", "Assistant", "User",
-                                                 "Assistant"]
+    assert [type(m).__name__ for m in saved] == ["System", "User", "Assistant", "User", "Assistant"]
     assert sum(isinstance(m, Message.System) for m in saved) == 1
     assert two.list_sessions()[0].messages == 5
 
@@ -126,13 +129,20 @@ async def test_resume_and_new_session_switch_history(tmp_path):
 
 
 async def test_plan_then_execute(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [
-        {"text": "Plan: write a.txt", "tool_calls": [
-            {"id": "w0", "name": "write", "arguments": {"path": "a.txt", "content": "x"}},
-            {"id": "p1", "name": "exit_plan", "arguments": {}}]},
-        _write_turn("a.txt", "done", "w1"),
-        {"text": "Executed."},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "text": "Plan: write a.txt",
+                "tool_calls": [
+                    {"id": "w0", "name": "write", "arguments": {"path": "a.txt", "content": "x"}},
+                    {"id": "p1", "name": "exit_plan", "arguments": {}},
+                ],
+            },
+            _write_turn("a.txt", "done", "w1"),
+            {"text": "Executed."},
+        ],
+    )
     s = build_agent(Config(), workspace=tmp_path, model=model, mode="accept_edits")
     assert await s.plan("make a.txt") == "Plan: write a.txt"
     assert not (tmp_path / "a.txt").exists()
@@ -176,14 +186,21 @@ async def test_recording_leaves_out_compaction_summaries(tmp_path):
     from clawnb.providers.replay import load_script
     from clawnb.types import AssistantTurn, TokenUsage
 
-    provider = MockStreamProvider([
-        AssistantTurn("one", usage=TokenUsage(900, 200)),
-        AssistantTurn("the summary"),
-        AssistantTurn("two", usage=TokenUsage(100, 10)),
-    ])
+    provider = MockStreamProvider(
+        [
+            AssistantTurn("one", usage=TokenUsage(900, 200)),
+            AssistantTurn("the summary"),
+            AssistantTurn("two", usage=TokenUsage(100, 10)),
+        ]
+    )
     rec = tmp_path / "rec.jsonl"
-    s = build_agent(Config(max_context_tokens=1000, preserve_recent=1), workspace=tmp_path,
-                    model="live/model", provider=provider, record=rec)
+    s = build_agent(
+        Config(max_context_tokens=1000, preserve_recent=1),
+        workspace=tmp_path,
+        model="live/model",
+        provider=provider,
+        record=rec,
+    )
     await s.send("q1")
     assert s.context.compactions == 1
     assert s.history[1].content == SUMMARY_PREFIX + "the summary"
@@ -203,11 +220,18 @@ async def test_allowed_directory_is_relative_to_the_workspace(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "top.txt").write_text("outside src")
     (tmp_path / "src" / "in.txt").write_text("inside src")
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": "top.txt"}},
-                        {"id": "r2", "name": "read", "arguments": {"path": "src/in.txt"}}]},
-        {"text": "ok"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {"id": "r1", "name": "read", "arguments": {"path": "top.txt"}},
+                    {"id": "r2", "name": "read", "arguments": {"path": "src/in.txt"}},
+                ]
+            },
+            {"text": "ok"},
+        ],
+    )
     config = Config.from_toml('allowed_directory = "src"')
     s = build_agent(config, workspace=tmp_path, model=model)
     await s.send("read both")
@@ -221,12 +245,19 @@ async def test_allowed_directory_outside_the_workspace(tmp_path):
     ws.mkdir()
     (data / "d.txt").write_text("data file")
     (ws / "w.txt").write_text("workspace file")
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "r1", "name": "read", "arguments": {"path": str(data / "d.txt")}},
-                        {"id": "r2", "name": "read", "arguments": {"path": "w.txt"}},
-                        {"id": "g1", "name": "glob", "arguments": {"pattern": "*.txt"}}]},
-        {"text": "ok"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {"id": "r1", "name": "read", "arguments": {"path": str(data / "d.txt")}},
+                    {"id": "r2", "name": "read", "arguments": {"path": "w.txt"}},
+                    {"id": "g1", "name": "glob", "arguments": {"pattern": "*.txt"}},
+                ]
+            },
+            {"text": "ok"},
+        ],
+    )
     s = build_agent(Config(allowed_directory=str(data)), workspace=ws, model=model)
     await s.send("read")
     assert s.history[3].content == "data file"
@@ -270,7 +301,9 @@ async def test_long_tool_results_are_cut_and_saved_where_the_model_can_read_them
     script = tmp_path / "s.jsonl"
     script.write_text(
         json.dumps({"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "big.txt"}}]})
-        + "\n" + json.dumps({"text": "ok"}) + "\n"
+        + "\n"
+        + json.dumps({"text": "ok"})
+        + "\n"
     )
     session = build_agent(workspace=tmp_path, model=f"scripted:{script}", gate=False)
     await session.send("read it")

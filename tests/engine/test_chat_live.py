@@ -37,10 +37,32 @@ REPLIES = [
     _sse(
         _delta({"role": "assistant", "content": "I'll write "}),
         _delta({"content": "the file."}),
-        _delta({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                                "function": {"name": "write", "arguments": ""}}]}),
-        _delta({"tool_calls": [{"index": 0, "function": {
-            "arguments": json.dumps({"path": "out.txt", "content": "from the model"})}}]}),
+        _delta(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "write", "arguments": ""},
+                    }
+                ]
+            }
+        ),
+        _delta(
+            {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "function": {
+                            "arguments": json.dumps(
+                                {"path": "out.txt", "content": "from the model"}
+                            )
+                        },
+                    }
+                ]
+            }
+        ),
         _delta({}, "tool_calls"),
         _usage(150, 12),
     ),
@@ -99,10 +121,17 @@ def _chat(tmp_path: Path, ws: Path, *args: str, env: dict | None = None):
     child = pexpect.spawn(
         sys.executable,
         ["-m", "clawnb", "chat", "--workspace", str(ws), "--no-color", *args],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT),
-             "TERM": "dumb", **(env or {})},
-        encoding="utf-8", timeout=20, dimensions=(40, 200),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "dumb",
+            **(env or {}),
+        },
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 200),
     )
     child.expect("you> ")
     return child
@@ -129,8 +158,14 @@ def test_live_server_then_offline_replay(tmp_path):
     recording = tmp_path / "rec.jsonl"
     with Server() as server:
         child = _chat(
-            tmp_path, live_ws, "--model", "test-model", "--mode", "accept_edits",
-            "--record", str(recording),
+            tmp_path,
+            live_ws,
+            "--model",
+            "test-model",
+            "--mode",
+            "accept_edits",
+            "--record",
+            str(recording),
             env={"CLAWNB_BASE_URL": server.url, "CLAWNB_API_KEY": KEY},
         )
         output = _conversation(child)
@@ -145,7 +180,9 @@ def test_live_server_then_offline_replay(tmp_path):
     assert DYNAMIC_BOUNDARY not in system["content"]
     assert {t["function"]["name"] for t in first["tools"]} >= {"read", "write", "subagent"}
     assert second["messages"][-1] == {
-        "role": "tool", "tool_call_id": "call_1", "content": "wrote out.txt",
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": "wrote out.txt",
     }
 
     # the key is nowhere the chat wrote
@@ -155,8 +192,7 @@ def test_live_server_then_offline_replay(tmp_path):
         assert KEY not in saved.read_text()
 
     # the recording replays the same conversation offline
-    child = _chat(tmp_path, replay_ws, "--model", f"replay:{recording}",
-                  "--mode", "accept_edits")
+    child = _chat(tmp_path, replay_ws, "--model", f"replay:{recording}", "--mode", "accept_edits")
     replayed = _conversation(child)
     assert (replay_ws / "out.txt").read_text() == "from the model"
     assert "tokens: 200 in + 20 out | cost: $0.0000" in replayed
@@ -165,8 +201,13 @@ def test_live_server_then_offline_replay(tmp_path):
 def test_ctrl_c_during_a_live_stream(tmp_path):
     final = _sse(_delta({"content": "Fresh answer."}), _delta({}, "stop"))
     with Server([STALL, final]) as server:
-        child = _chat(tmp_path, tmp_path / "ws", "--model", "test-model",
-                      env={"CLAWNB_BASE_URL": server.url, "CLAWNB_API_KEY": KEY})
+        child = _chat(
+            tmp_path,
+            tmp_path / "ws",
+            "--model",
+            "test-model",
+            env={"CLAWNB_BASE_URL": server.url, "CLAWNB_API_KEY": KEY},
+        )
         child.sendline("take your time")
         child.expect("Thinking very slowly")
         child.sendintr()

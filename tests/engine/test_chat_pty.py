@@ -28,21 +28,43 @@ def _spawn(tmp_path: Path, script: Path, *extra: str):
     }
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "clawnb", "chat", "--model", f"scripted:{script}", "--workspace",
-         str(tmp_path / "ws"), "--no-color", *extra],
-        env=env, encoding="utf-8", timeout=15, dimensions=(40, 200),
+        [
+            "-m",
+            "clawnb",
+            "chat",
+            "--model",
+            f"scripted:{script}",
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--no-color",
+            *extra,
+        ],
+        env=env,
+        encoding="utf-8",
+        timeout=15,
+        dimensions=(40, 200),
     )
     child.expect("you> ")
     return child
 
 
 def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
-    script = _script(tmp_path / "s.jsonl", [
-        {"text": "I'll write the file.",
-         "tool_calls": [{"id": "c1", "name": "write",
-                         "arguments": {"path": "notes.txt", "content": "hello"}}]},
-        {"text": "Done: notes.txt written."},
-    ])
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "text": "I'll write the file.",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "name": "write",
+                        "arguments": {"path": "notes.txt", "content": "hello"},
+                    }
+                ],
+            },
+            {"text": "Done: notes.txt written."},
+        ],
+    )
     child = _spawn(tmp_path, script)
     child.sendline("please write notes.txt")
     child.expect(r"\[y\]es / \[n\]o / \[a\]lways: ")
@@ -70,10 +92,13 @@ def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
 
 
 def test_chat_denial_with_reason_reaches_the_model(tmp_path):
-    script = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
-        {"text": "Understood, I will not."},
-    ])
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
+            {"text": "Understood, I will not."},
+        ],
+    )
     child = _spawn(tmp_path, script)
     child.sendline("make x")
     child.expect(r"\[a\]lways: ")
@@ -89,11 +114,14 @@ def test_chat_denial_with_reason_reaches_the_model(tmp_path):
 
 
 def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
-    script = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
-        {"text": "never reached"},
-        {"text": "Still here."},
-    ])
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+            {"text": "never reached"},
+            {"text": "Still here."},
+        ],
+    )
     child = _spawn(tmp_path, script, "--mode", "bypass")
     child.sendline("wait a while")
     child.expect(r"\[bash: sleep 30\]")
@@ -117,14 +145,26 @@ def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
 
 
 def test_plan_compact_and_resume_commands(tmp_path):
-    script = _script(tmp_path / "s.jsonl", [
-        {"text": "Plan: create plan.txt",
-         "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}]},
-        {"tool_calls": [{"id": "w1", "name": "write",
-                         "arguments": {"path": "plan.txt", "content": "planned"}}]},
-        {"text": "Plan carried out."},
-        {"text": "second answer"},
-    ])
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "text": "Plan: create plan.txt",
+                "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}],
+            },
+            {
+                "tool_calls": [
+                    {
+                        "id": "w1",
+                        "name": "write",
+                        "arguments": {"path": "plan.txt", "content": "planned"},
+                    }
+                ]
+            },
+            {"text": "Plan carried out."},
+            {"text": "second answer"},
+        ],
+    )
     child = _spawn(tmp_path, script, "--mode", "accept_edits")
     child.sendline("/plan create plan.txt")
     child.expect("Plan: create plan.txt")
@@ -157,11 +197,21 @@ def test_plan_compact_and_resume_commands(tmp_path):
 
 
 def test_ask_user_is_answered_at_the_terminal(tmp_path):
-    script = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "q1", "name": "ask_user",
-                         "arguments": {"question": "Which colour?", "options": ["red", "blue"]}}]},
-        {"text": "Blue it is."},
-    ])
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "q1",
+                        "name": "ask_user",
+                        "arguments": {"question": "Which colour?", "options": ["red", "blue"]},
+                    }
+                ]
+            },
+            {"text": "Blue it is."},
+        ],
+    )
     child = _spawn(tmp_path, script)
     child.sendline("pick a colour")
     child.expect("Which colour\\?")
@@ -181,11 +231,21 @@ def test_ask_user_is_answered_at_the_terminal(tmp_path):
 
 
 def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
-    script = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "write",
-                         "arguments": {"path": "never.txt", "content": "x"}}]},
-        {"text": "Next answer."},
-    ])
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "name": "write",
+                        "arguments": {"path": "never.txt", "content": "x"},
+                    }
+                ]
+            },
+            {"text": "Next answer."},
+        ],
+    )
     child = _spawn(tmp_path, script)
     child.sendline("write never.txt")
     child.expect(r"\[a\]lways: ")
@@ -222,8 +282,9 @@ def test_automatic_compaction_is_announced(tmp_path):
     ws = tmp_path / "ws"
     (ws / ".claw").mkdir(parents=True)
     (ws / ".claw" / "config.toml").write_text("max_context_tokens = 1500\npreserve_recent = 2\n")
-    script = _script(tmp_path / "s.jsonl", [{"text": f"answer {i} " + "words " * 200}
-                                             for i in range(4)])
+    script = _script(
+        tmp_path / "s.jsonl", [{"text": f"answer {i} " + "words " * 200} for i in range(4)]
+    )
     child = _spawn(tmp_path, script)
     seen = False
     for i in range(4):

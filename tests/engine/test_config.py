@@ -25,9 +25,7 @@ def _user(tmp: Path, text: str) -> Path:
 
 
 def _load(tmp: Path, env: dict[str, str] | None = None) -> Config:
-    return ConfigLoader.load(
-        project_dir=tmp / "proj", config_home=tmp / "xdg", env=env or {}
-    )
+    return ConfigLoader.load(project_dir=tmp / "proj", config_home=tmp / "xdg", env=env or {})
 
 
 def test_no_files_gives_defaults(tmp_path):
@@ -50,7 +48,9 @@ def test_env_overrides_all_three_variables(tmp_path):
         {"CLAWNB_MODEL": "env/m", "CLAWNB_BASE_URL": "http://x/v1", "CLAWNB_MAX_TOKENS": "777"},
     )
     assert (config.model, config.base_url, config.max_context_tokens) == (
-        "env/m", "http://x/v1", 777,
+        "env/m",
+        "http://x/v1",
+        777,
     )
 
 
@@ -78,12 +78,18 @@ def test_unset_fields_leave_lower_layers_alone(tmp_path):
 
 
 def test_tables_merge_key_by_key(tmp_path):
-    _project(tmp_path, '[permissions]\ndeny = ["bash(rm *)"]\n'
-                       '[[hooks.post_tool]]\ncommand = "echo post"\n'
-                       '[pricing."a/*"]\ninput = 1.0\noutput = 2.0\n')
-    _user(tmp_path, '[permissions]\nmode = "accept_edits"\n'
-                    '[[hooks.pre_tool]]\ncommand = "echo pre"\n'
-                    '[pricing."b"]\ninput = 3\noutput = 4\n')
+    _project(
+        tmp_path,
+        '[permissions]\ndeny = ["bash(rm *)"]\n'
+        '[[hooks.post_tool]]\ncommand = "echo post"\n'
+        '[pricing."a/*"]\ninput = 1.0\noutput = 2.0\n',
+    )
+    _user(
+        tmp_path,
+        '[permissions]\nmode = "accept_edits"\n'
+        '[[hooks.pre_tool]]\ncommand = "echo pre"\n'
+        '[pricing."b"]\ninput = 3\noutput = 4\n',
+    )
     config = _load(tmp_path)
     assert config.permissions.mode == "accept_edits"
     assert config.permissions.deny == ["bash(rm *)"]

@@ -31,8 +31,10 @@ def _text(text: str, usage: TokenUsage | None = None) -> AssistantTurn:
 
 def _calls(*ids: str, usage: TokenUsage | None = None) -> AssistantTurn:
     return AssistantTurn(
-        None, [ToolCall(i, "read", {"path": f"/dev/null#{i}"}) for i in ids],
-        StopReason.TOOL_USE, usage,
+        None,
+        [ToolCall(i, "read", {"path": f"/dev/null#{i}"}) for i in ids],
+        StopReason.TOOL_USE,
+        usage,
     )
 
 
@@ -81,8 +83,12 @@ async def test_summary_request_has_no_tools_and_a_transcript():
             seen["messages"], seen["tools"] = messages, tools
             return _text("short")
 
-    messages = [Message.User("hello " * 300), Message.Assistant(_calls("c1")),
-                Message.ToolResult("c1", "z" * 500), Message.User("recent")]
+    messages = [
+        Message.User("hello " * 300),
+        Message.Assistant(_calls("c1")),
+        Message.ToolResult("c1", "z" * 500),
+        Message.User("recent"),
+    ]
     await ContextManager(10, 1).compact(Spy(), messages)
     assert seen["tools"] == []
     (request,) = seen["messages"]
@@ -99,8 +105,11 @@ async def test_summaries_do_not_pile_up():
     for round_ in range(5):
         messages += [Message.User(f"q{round_}"), Message.Assistant(_text(f"a{round_}"))] * 2
         await cm.compact(provider, messages)
-        summaries = [m for m in messages
-                     if isinstance(m, Message.System) and m.content.startswith(SUMMARY_PREFIX)]
+        summaries = [
+            m
+            for m in messages
+            if isinstance(m, Message.System) and m.content.startswith(SUMMARY_PREFIX)
+        ]
         assert len(summaries) == 1
         assert len(messages) == 4  # system + summary + 2 recent
     assert "summary 4" in messages[1].content
@@ -141,8 +150,11 @@ async def test_compares_the_window_not_the_running_total():
 
 async def test_tool_results_after_the_report_are_added():
     cm = ContextManager(1000, 1)
-    messages = [Message.User("q"), Message.Assistant(_calls("c1")),
-                Message.ToolResult("c1", "y" * 4000)]
+    messages = [
+        Message.User("q"),
+        Message.Assistant(_calls("c1")),
+        Message.ToolResult("c1", "y" * 4000),
+    ]
     cm.record(TokenUsage(200, 20))
     assert await cm.maybe_compact(MockProvider([_text("short")]), messages)
     assert cm.compactions == 1  # 220 measured + ~1000 estimated for the big result
@@ -177,11 +189,13 @@ async def test_extractive_summarizer_is_bounded():
 
 
 async def test_loop_compacts_after_a_turn_with_usage():
-    provider = MockStreamProvider([
-        _calls("c1", usage=TokenUsage(600, 50)),
-        _text("first answer", TokenUsage(950, 60)),
-        _text("summary of it all"),  # the compaction call
-    ])
+    provider = MockStreamProvider(
+        [
+            _calls("c1", usage=TokenUsage(600, 50)),
+            _text("first answer", TokenUsage(950, 60)),
+            _text("summary of it all"),  # the compaction call
+        ]
+    )
     cm = ContextManager(1000, 2)
     agent = StreamingAgent(provider, tools=[ReadTool()], context=cm, system_prompt="sys")
     messages: list[Message] = [Message.User("go")]
@@ -211,8 +225,17 @@ class BudgetWatch:
 def write_long_script(path: Path, turns: int) -> None:
     with path.open("w") as fh:
         for i in range(turns):
-            fh.write(json.dumps({"text": f"Reading part {i}.", "tool_calls": [
-                {"id": f"r{i}", "name": "read", "arguments": {"path": "notes.txt"}}]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "text": f"Reading part {i}.",
+                        "tool_calls": [
+                            {"id": f"r{i}", "name": "read", "arguments": {"path": "notes.txt"}}
+                        ],
+                    }
+                )
+                + "\n"
+            )
             fh.write(json.dumps({"text": f"Part {i} says: " + "detail " * 40}) + "\n")
 
 
@@ -224,8 +247,13 @@ async def test_500_turn_scripted_session_stays_under_budget(tmp_path):
     config = Config(max_context_tokens=budget, preserve_recent=6)
     watch = BudgetWatch(ScriptedProvider.from_file(script))
     session = build_agent(
-        config, workspace=tmp_path, model=f"scripted:{script}", provider=watch,
-        tools=[ReadTool(tmp_path)], subagents=False, gate=False,
+        config,
+        workspace=tmp_path,
+        model=f"scripted:{script}",
+        provider=watch,
+        tools=[ReadTool(tmp_path)],
+        subagents=False,
+        gate=False,
         # fsync is covered by the session tests; here it would only measure the disk
         session=SessionLog(tmp_path / "long-session.jsonl", durable=False),
     )

@@ -7,7 +7,10 @@ import sys
 def run(*args, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "clawnb", "demo", *args],
-        capture_output=True, text=True, timeout=60, cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
     )
 
 
@@ -32,8 +35,10 @@ def test_demo_with_a_malformed_script_fails_clearly(tmp_path):
 
 def test_demo_script_running_out_is_reported_not_a_traceback(tmp_path):
     short = tmp_path / "short.jsonl"
-    short.write_text('{"text": "Let me look.", "tool_calls": '
-                     '[{"id": "c1", "name": "bash", "arguments": {"command": "echo hi"}}]}\n')
+    short.write_text(
+        '{"text": "Let me look.", "tool_calls": '
+        '[{"id": "c1", "name": "bash", "arguments": {"command": "echo hi"}}]}\n'
+    )
     result = run("--script", str(short), "--workspace", str(tmp_path / "ws"))
     assert result.returncode == 1
     assert "no more turns" in result.stdout
@@ -43,7 +48,9 @@ def test_demo_script_running_out_is_reported_not_a_traceback(tmp_path):
 def test_demo_notebook_runs_the_quickstart_in_a_real_kernel():
     result = subprocess.run(
         [sys.executable, "-m", "clawnb", "demo", "--notebook"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "%%claw" in result.stdout
@@ -53,7 +60,9 @@ def test_demo_notebook_runs_the_quickstart_in_a_real_kernel():
 def test_kernel_install_subcommand_writes_a_kernelspec(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "clawnb", "kernel", "install", "--prefix", str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     specs = list(tmp_path.glob("share/jupyter/kernels/*/kernel.json"))

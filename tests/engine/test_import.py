@@ -7,10 +7,7 @@ HEAVY = ["httpx", "IPython", "ipywidgets", "ipykernel", "pydantic", "openai"]
 
 
 def test_import_clawnb_is_cheap():
-    code = (
-        "import sys, clawnb; "
-        f"print([m for m in {HEAVY!r} if m in sys.modules])"
-    )
+    code = f"import sys, clawnb; print([m for m in {HEAVY!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
 

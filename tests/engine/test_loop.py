@@ -145,9 +145,10 @@ async def test_tool_calls_with_stop_finish_reason_still_get_results(tmp_path):
     f.write_text("x")
     odd = AssistantTurn(None, [ToolCall("c1", "read", {"path": str(f)})], StopReason.STOP)
     history = [Message.User("x")]
-    assert await SimpleAgent(MockProvider([odd, text("fine")])).tool(ReadTool()).chat(
-        history
-    ) == "fine"
+    assert (
+        await SimpleAgent(MockProvider([odd, text("fine")])).tool(ReadTool()).chat(history)
+        == "fine"
+    )
     assert_invariant(history)
 
 
@@ -226,11 +227,18 @@ async def test_unsafe_calls_run_alone_in_order():
             return "ok"
 
     tools = ToolSet([Step("safe", True), Step("unsafe", False)])
-    cs = [ToolCall("1", "unsafe", {"n": 1}), ToolCall("2", "unsafe", {"n": 2}),
-          ToolCall("3", "safe", {"n": 3})]
+    cs = [
+        ToolCall("1", "unsafe", {"n": 1}),
+        ToolCall("2", "unsafe", {"n": 2}),
+        ToolCall("3", "safe", {"n": 3}),
+    ]
     await ToolExecutor(tools).run(cs)
-    assert order[:4] == [("start", "unsafe", 1), ("end", "unsafe", 1),
-                         ("start", "unsafe", 2), ("end", "unsafe", 2)]
+    assert order[:4] == [
+        ("start", "unsafe", 1),
+        ("end", "unsafe", 1),
+        ("start", "unsafe", 2),
+        ("end", "unsafe", 2),
+    ]
 
 
 async def test_cancellation_keeps_history_valid():
@@ -266,8 +274,13 @@ async def test_gate_refusals_and_argument_changes(tmp_path):
             return result + "!"
 
     provider = MockProvider(
-        [calls(("c1", "read", {"path": str(tmp_path / "a.txt")}),
-               ("c2", "read", {"path": str(tmp_path / "b.txt")})), text("ok")]
+        [
+            calls(
+                ("c1", "read", {"path": str(tmp_path / "a.txt")}),
+                ("c2", "read", {"path": str(tmp_path / "b.txt")}),
+            ),
+            text("ok"),
+        ]
     )
     history = [Message.User("x")]
     events = []
@@ -280,9 +293,13 @@ async def test_gate_refusals_and_argument_changes(tmp_path):
 async def test_single_turn_makes_exactly_one_follow_up_call(tmp_path):
     f = tmp_path / "f.txt"
     f.write_text("x")
-    provider = MockProvider([calls(("c1", "read", {"path": str(f)})),
-                             calls(("c2", "read", {"path": str(f)}), text="second"),
-                             text("unused")])
+    provider = MockProvider(
+        [
+            calls(("c1", "read", {"path": str(f)})),
+            calls(("c2", "read", {"path": str(f)}), text="second"),
+            text("unused"),
+        ]
+    )
     assert await single_turn(provider, ToolSet([ReadTool()]), "go") == "second"
     assert len(provider) == 1
 

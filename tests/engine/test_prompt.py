@@ -26,7 +26,12 @@ def test_sections_in_order_static_first(tmp_path):
     builder = _builder(tmp_path, tools=[ReadTool()], config_instructions="Prefer small diffs.")
     sections = builder.sections()
     assert [s.name for s in sections] == [
-        "identity", "safety", "tools", "environment", "instructions", "config",
+        "identity",
+        "safety",
+        "tools",
+        "environment",
+        "instructions",
+        "config",
     ]
     assert [s.static for s in sections] == [True, True, True, False, False, False]
     prompt = builder.build()

@@ -33,9 +33,16 @@ async def test_jsonl_and_array_scripts_play_back_in_order(tmp_path):
 
 
 async def test_streaming_playback_sends_text_calls_and_done(tmp_path):
-    path = write(tmp_path / "s.jsonl", json.dumps(
-        {"text": "Hello there world", "reasoning": "think",
-         "tool_calls": [{"id": "1", "name": "bash", "arguments": {"command": "ls"}}]}))
+    path = write(
+        tmp_path / "s.jsonl",
+        json.dumps(
+            {
+                "text": "Hello there world",
+                "reasoning": "think",
+                "tool_calls": [{"id": "1", "name": "bash", "arguments": {"command": "ls"}}],
+            }
+        ),
+    )
     events = []
     turn = await ScriptedProvider.from_file(path).stream_chat([], [], events.append)
     texts = "".join(e.text for e in events if isinstance(e, StreamEvent.TextDelta))

@@ -88,8 +88,11 @@ def test_every_mutation_round_trips(tmp_path):
     log.close()
     assert SessionLog.read(path) == expected
     assert expected == [
-        Message.System("sys"), Message.User("x"), Message.User("y"),
-        Message.User("c"), Message.User("f"),
+        Message.System("sys"),
+        Message.User("x"),
+        Message.User("y"),
+        Message.User("c"),
+        Message.User("f"),
     ]
 
 
@@ -198,7 +201,9 @@ def test_sigkilled_writer_loses_no_acknowledged_message(tmp_path):
     path = tmp_path / "crash.jsonl"
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path)],
-        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     acked = -1
     assert proc.stdout is not None

@@ -28,9 +28,7 @@ def test_filters_by_name_and_read_only(tmp_path):
     assert SubagentTool(provider, factory, allowed_tools=["write"]).child_tools().names() == [
         "write"
     ]
-    assert SubagentTool(provider, factory, read_only_tools=True).child_tools().names() == [
-        "read"
-    ]
+    assert SubagentTool(provider, factory, read_only_tools=True).child_tools().names() == ["read"]
 
 
 def test_no_recursive_subagents():
@@ -41,10 +39,12 @@ def test_no_recursive_subagents():
 
 
 async def test_child_sees_only_its_tools(tmp_path):
-    provider = MockProvider([
-        _call("c1", "write", {"path": str(tmp_path / "x"), "content": "no"}),
-        _text("could not write"),
-    ])
+    provider = MockProvider(
+        [
+            _call("c1", "write", {"path": str(tmp_path / "x"), "content": "no"}),
+            _text("could not write"),
+        ]
+    )
     tool = SubagentTool(provider, lambda: [ReadTool(), WriteTool()], read_only_tools=True)
     assert await tool.call({"task": "t"}) == "could not write"
     assert not (tmp_path / "x").exists()
@@ -64,12 +64,14 @@ class DenyWrites(Gate):
 
 
 async def test_parent_gate_guards_child_calls(tmp_path):
-    provider = MockProvider([
-        _call("p1", "subagent", {"task": "write it"}),
-        _call("c1", "write", {"path": str(tmp_path / "x"), "content": "no"}),
-        _text("the write was denied"),
-        _text("ok"),
-    ])
+    provider = MockProvider(
+        [
+            _call("p1", "subagent", {"task": "write it"}),
+            _call("c1", "write", {"path": str(tmp_path / "x"), "content": "no"}),
+            _text("the write was denied"),
+            _text("ok"),
+        ]
+    )
     gate = DenyWrites()
     agent = SimpleAgent(provider, gate=gate).tool(
         SubagentTool(provider, lambda: [WriteTool()], gate=gate)
@@ -83,10 +85,12 @@ async def test_parent_gate_guards_child_calls(tmp_path):
 
 async def test_child_usage_is_reported():
     seen = []
-    provider = MockProvider([
-        _call("c1", "read", {"path": "/dev/null"}, TokenUsage(10, 2)),
-        _text("done", TokenUsage(20, 3)),
-    ])
+    provider = MockProvider(
+        [
+            _call("c1", "read", {"path": "/dev/null"}, TokenUsage(10, 2)),
+            _text("done", TokenUsage(20, 3)),
+        ]
+    )
     tool = SubagentTool(provider, lambda: [ReadTool()], on_usage=seen.append)
     assert await tool.call({"task": "t"}) == "done"
     assert seen == [TokenUsage(10, 2), TokenUsage(20, 3)]

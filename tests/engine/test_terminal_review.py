@@ -33,10 +33,13 @@ async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "leak.txt").write_text(f"CLAWNB_API_KEY={KEY}\n" + "x" * 60_000 + KEY)
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "leak.txt"}}]},
-        {"text": "done"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "leak.txt"}}]},
+            {"text": "done"},
+        ],
+    )
     session = build_agent(workspace=ws, model=model, session="new")
     shown: list[str] = []
 
@@ -72,18 +75,45 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
     ws.mkdir()
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {
-            "command": "sleep 1000 & echo $! > bg.pid; sleep 500"}}]},
-        {"text": "never reached"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "name": "bash",
+                        "arguments": {"command": "sleep 1000 & echo $! > bg.pid; sleep 500"},
+                    }
+                ]
+            },
+            {"text": "never reached"},
+        ],
+    )
     child = pexpect.spawn(
         sys.executable,
-        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color",
-         "--approve", "allow"],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT), "TERM": "dumb"},
-        encoding="utf-8", timeout=15, dimensions=(40, 200),
+        [
+            "-m",
+            "clawnb",
+            "chat",
+            "--model",
+            model,
+            "--workspace",
+            str(ws),
+            "--no-color",
+            "--approve",
+            "allow",
+        ],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "dumb",
+        },
+        encoding="utf-8",
+        timeout=15,
+        dimensions=(40, 200),
     )
     try:
         child.expect("you> ")
@@ -120,10 +150,15 @@ def test_reasoning_and_answer_are_not_glued_together():
 
     out = io.StringIO()
     render = TerminalRenderer(out, color=False)
-    for event in (AgentEvent.ReasoningDelta("Let me think. "), AgentEvent.ReasoningDelta("Done."),
-                  AgentEvent.TextDelta("The answer "), AgentEvent.TextDelta("is 42."),
-                  AgentEvent.ReasoningDelta("Hmm."), AgentEvent.TextDelta("Sure."),
-                  AgentEvent.Done("Sure.")):
+    for event in (
+        AgentEvent.ReasoningDelta("Let me think. "),
+        AgentEvent.ReasoningDelta("Done."),
+        AgentEvent.TextDelta("The answer "),
+        AgentEvent.TextDelta("is 42."),
+        AgentEvent.ReasoningDelta("Hmm."),
+        AgentEvent.TextDelta("Sure."),
+        AgentEvent.Done("Sure."),
+    ):
         render(event)
     assert out.getvalue() == "Let me think. Done.\nThe answer is 42.\nHmm.\nSure.\n"
 
@@ -134,17 +169,43 @@ def test_ask_user_at_end_of_input_says_so(tmp_path):
     import subprocess
 
     ws = tmp_path / "ws"
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "ask_user",
-                         "arguments": {"question": "Which colour?", "options": ["red", "blue"]}}]},
-        {"text": "ok"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "name": "ask_user",
+                        "arguments": {"question": "Which colour?", "options": ["red", "blue"]},
+                    }
+                ]
+            },
+            {"text": "ok"},
+        ],
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace", str(ws),
-         "--no-color"],
-        input="choose\n", capture_output=True, text=True, timeout=30,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+        [
+            sys.executable,
+            "-m",
+            "clawnb",
+            "chat",
+            "--model",
+            model,
+            "--workspace",
+            str(ws),
+            "--no-color",
+        ],
+        input="choose\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+        },
     )
     assert proc.returncode == 0, proc.stderr
     assert "error: the user gave no answer (end of input)" in proc.stdout
@@ -163,8 +224,11 @@ def test_malformed_permission_rule_is_a_config_error(tmp_path, rule):
     from clawnb.errors import ConfigError
 
     for place in ("project", "user"):
-        path = (tmp_path / "ws" / ".claw" / "config.toml" if place == "project"
-                else tmp_path / "xdg" / "clawnb" / "config.toml")
+        path = (
+            tmp_path / "ws" / ".claw" / "config.toml"
+            if place == "project"
+            else tmp_path / "xdg" / "clawnb" / "config.toml"
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("[permissions]\n" + f"deny = ['bash(git push*)', {json.dumps(rule)}]\n")
         with pytest.raises(ConfigError) as info:
@@ -183,12 +247,15 @@ def test_well_formed_permission_rules_are_accepted(tmp_path):
     assert config.permissions.deny == rules
 
 
-@pytest.mark.parametrize(("text", "key"), [
-    ('permissions = "bypass"', "permissions"),
-    ("[pricing]\nm = 3", "pricing.m"),
-    ("mcp_servers = [3]", "mcp_servers.0"),
-    ("pricing = 3", "pricing"),
-])
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('permissions = "bypass"', "permissions"),
+        ("[pricing]\nm = 3", "pricing.m"),
+        ("mcp_servers = [3]", "mcp_servers.0"),
+        ("pricing = 3", "pricing"),
+    ],
+)
 def test_a_value_where_a_table_belongs_is_explained_in_toml_words(text, key):
     # used to say "Input should be a valid dictionary or instance of PermissionsConfig"
     from clawnb.config import Config
@@ -208,16 +275,26 @@ def test_approval_question_shows_control_characters_instead_of_obeying_them(tmp_
     # and an erase-line sequence: the approval question then read "allow [bash: ls -la]".
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": HIDDEN}}]},
-        {"text": "done \x1b[2J\x07"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": HIDDEN}}]},
+            {"text": "done \x1b[2J\x07"},
+        ],
+    )
     child = pexpect.spawn(
         sys.executable,
         ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT), "TERM": "dumb"},
-        encoding="utf-8", timeout=15, dimensions=(40, 200),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "dumb",
+        },
+        encoding="utf-8",
+        timeout=15,
+        dimensions=(40, 200),
     )
     child.expect("you> ")
     child.sendline("list files")
@@ -248,7 +325,10 @@ def test_terminal_renderer_neutralises_control_characters():
     assert "\x1b" not in text and "\r" not in text and "\u202e" not in text and "\x07" not in text
     assert "⏺ [bash: echo PWNED > pwned.txt #\\r\\x1b[2Kls -la]" in text
     assert "⎿ line one\n" in text and "ok\\x1b]0;title\\x07\\u202eevil" in text
-    assert printable("tabs\tand\nnewlines stay, ünïcödé too") == "tabs\tand\nnewlines stay, ünïcödé too"
+    assert (
+        printable("tabs\tand\nnewlines stay, ünïcödé too")
+        == "tabs\tand\nnewlines stay, ünïcödé too"
+    )
 
 
 def test_results_of_concurrent_calls_say_which_call_they_belong_to():
@@ -285,12 +365,16 @@ def test_second_ctrl_c_during_the_kill_grace_period_still_kills_the_group(tmp_pa
     loop = asyncio.new_event_loop()
     try:
         tool = BashTool(tmp_path)
-        command = ("(trap '' TERM; sleep 1000) & echo $! > bg.pid; "
-                   "trap '' TERM; echo $$ > fg.pid; sleep 500")
+        command = (
+            "(trap '' TERM; sleep 1000) & echo $! > bg.pid; "
+            "trap '' TERM; echo $$ > fg.pid; sleep 500"
+        )
         task = loop.create_task(tool.call({"command": command}))
         deadline = time.monotonic() + 10
-        while not all((tmp_path / n).exists() and (tmp_path / n).read_text().strip()
-                      for n in ("bg.pid", "fg.pid")):
+        while not all(
+            (tmp_path / n).exists() and (tmp_path / n).read_text().strip()
+            for n in ("bg.pid", "fg.pid")
+        ):
             assert time.monotonic() < deadline, "the command never started"
             loop.run_until_complete(asyncio.sleep(0.05))
         pids = [int((tmp_path / n).read_text()) for n in ("bg.pid", "fg.pid")]
@@ -333,17 +417,23 @@ def test_resuming_a_crash_cut_session_warns_in_plain_words(tmp_path):
 
     ws = tmp_path / "ws"
     model = _script(tmp_path / "s.jsonl", [{"text": "hi"}])
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-           "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "PYTHONPATH": str(ROOT),
+    }
     base = [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace", str(ws)]
-    first = subprocess.run(base, input="hello\n", capture_output=True, text=True, timeout=30,
-                           env=env)
+    first = subprocess.run(
+        base, input="hello\n", capture_output=True, text=True, timeout=30, env=env
+    )
     assert first.returncode == 0, first.stderr
     saved = next((ws / ".claw" / "sessions").glob("*.jsonl"))
     with saved.open("a") as fh:
         fh.write('{"type":"message","message":{"role":"user","con')  # killed mid-write
-    second = subprocess.run([*base, "--resume"], input="/exit\n", capture_output=True,
-                            text=True, timeout=30, env=env)
+    second = subprocess.run(
+        [*base, "--resume"], input="/exit\n", capture_output=True, text=True, timeout=30, env=env
+    )
     assert second.returncode == 0, second.stderr
     assert second.stderr.startswith(f"warning: {saved}: line ")
     assert "session.py" not in second.stderr and "SessionRecoveryWarning" not in second.stderr
@@ -357,7 +447,8 @@ def test_progress_bar_output_is_previewed_as_lines_not_escapes():
 
     out = io.StringIO()
     TerminalRenderer(out, color=False)(
-        AgentEvent.ToolResult("c1", "bash", "10%\r50%\r100%\r\ndone \\x0d stays\n"))
+        AgentEvent.ToolResult("c1", "bash", "10%\r50%\r100%\r\ndone \\x0d stays\n")
+    )
     assert out.getvalue() == "    ⎿ 10%\n      50%\n      100%\n      done \\x0d stays\n"
 
 
@@ -369,15 +460,36 @@ def test_engine_warnings_start_on_their_own_line(tmp_path):
     ws = tmp_path / "ws"
     (ws / ".claw").mkdir(parents=True)
     (ws / ".claw" / "config.toml").write_text("max_context_tokens = 50\npreserve_recent = 1\n")
-    model = _script(tmp_path / "s.jsonl", [{"text": "first answer, long enough to count"},
-                                           {"text": "second answer, long enough to count"}])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {"text": "first answer, long enough to count"},
+            {"text": "second answer, long enough to count"},
+        ],
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace", str(ws),
-         "--no-save", "--no-color"],
+        [
+            sys.executable,
+            "-m",
+            "clawnb",
+            "chat",
+            "--model",
+            model,
+            "--workspace",
+            str(ws),
+            "--no-save",
+            "--no-color",
+        ],
         input="a long first question with words\nand a second one with more words\n",
-        capture_output=True, text=True, timeout=30,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+        },
     )
     assert proc.returncode == 0, proc.stderr
     assert "second answer, long enough to count\nwarning: history still ~" in proc.stdout
@@ -389,17 +501,34 @@ def test_typed_ahead_line_does_not_answer_the_approval_question(tmp_path):
     # the approval question that came up next: "a" is "always".
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "c1", "name": "write",
-                         "arguments": {"path": "typeahead.txt", "content": "x"}}]},
-        {"text": "finished"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "name": "write",
+                        "arguments": {"path": "typeahead.txt", "content": "x"},
+                    }
+                ]
+            },
+            {"text": "finished"},
+        ],
+    )
     child = pexpect.spawn(
         sys.executable,
         ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT), "TERM": "dumb"},
-        encoding="utf-8", timeout=15, dimensions=(40, 200),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "dumb",
+        },
+        encoding="utf-8",
+        timeout=15,
+        dimensions=(40, 200),
     )
     child.expect("you> ")
     child.send("write the file\na = compute()\n")  # one paste, two lines
@@ -419,10 +548,15 @@ async def test_sessions_list_names_a_plan_by_its_task(tmp_path, monkeypatch):
     # /sessions showed "You are in PLANNING MODE. Explore the codebase using the ava" for
     # every conversation that began with /plan.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    model = _script(tmp_path / "s.jsonl", [
-        {"text": "Plan: add it", "tool_calls": [{"id": "p1", "name": "exit_plan",
-                                                  "arguments": {}}]},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "text": "Plan: add it",
+                "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}],
+            },
+        ],
+    )
     session = build_agent(workspace=tmp_path / "ws", model=model, session="new")
     await session.plan("add a README")
     [info] = session.list_sessions()
@@ -439,8 +573,15 @@ def test_auth_and_context_errors_say_what_to_do(tmp_path):
 
     replies = [
         (401, {"error": {"message": "No auth credentials found", "code": 401}}),
-        (400, {"error": {"message": "This model's maximum context length is 8192 tokens",
-                         "code": "context_length_exceeded"}}),
+        (
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 8192 tokens",
+                    "code": "context_length_exceeded",
+                }
+            },
+        ),
     ]
 
     class Handler(BaseHTTPRequestHandler):
@@ -462,23 +603,43 @@ def test_auth_and_context_errors_say_what_to_do(tmp_path):
     thread.start()
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "clawnb", "chat", "--workspace", str(tmp_path / "ws"),
-             "--no-save", "--no-color"],
-            input="first\nsecond\n", capture_output=True, text=True, timeout=30,
-            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-                 "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT),
-                 "CLAWNB_MODEL": "m", "CLAWNB_API_KEY": KEY,
-                 "CLAWNB_BASE_URL": f"http://127.0.0.1:{httpd.server_address[1]}/v1"},
+            [
+                sys.executable,
+                "-m",
+                "clawnb",
+                "chat",
+                "--workspace",
+                str(tmp_path / "ws"),
+                "--no-save",
+                "--no-color",
+            ],
+            input="first\nsecond\n",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "HOME": str(tmp_path / "home"),
+                "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+                "PYTHONPATH": str(ROOT),
+                "CLAWNB_MODEL": "m",
+                "CLAWNB_API_KEY": KEY,
+                "CLAWNB_BASE_URL": f"http://127.0.0.1:{httpd.server_address[1]}/v1",
+            },
         )
     finally:
         httpd.shutdown()
         httpd.server_close()
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "error: HTTP 401: No auth credentials found\n(the server refused the API key: set " \
-           "CLAWNB_API_KEY" in out
-    assert "maximum context length is 8192 tokens (code context_length_exceeded)\n" \
-           "(the conversation is longer than the model accepts: /compact" in out
+    assert (
+        "error: HTTP 401: No auth credentials found\n(the server refused the API key: set "
+        "CLAWNB_API_KEY" in out
+    )
+    assert (
+        "maximum context length is 8192 tokens (code context_length_exceeded)\n"
+        "(the conversation is longer than the model accepts: /compact" in out
+    )
     assert KEY not in out + proc.stderr
 
 
@@ -486,17 +647,44 @@ def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path
     # "? allow [subagent]" did not say what the sub-agent was asked to do.
     import subprocess
 
-    model = _script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "s1", "name": "subagent",
-                         "arguments": {"task": "delete every test file"}}]},
-        {"text": "parent done"},
-    ])
+    model = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "s1",
+                        "name": "subagent",
+                        "arguments": {"task": "delete every test file"},
+                    }
+                ]
+            },
+            {"text": "parent done"},
+        ],
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace",
-         str(tmp_path / "ws"), "--no-save", "--no-color"],
-        input="go\nn\n", capture_output=True, text=True, timeout=30,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+        [
+            sys.executable,
+            "-m",
+            "clawnb",
+            "chat",
+            "--model",
+            model,
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--no-save",
+            "--no-color",
+        ],
+        input="go\nn\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+        },
     )
     assert proc.returncode == 0, proc.stderr
     assert "? allow [subagent] (" in proc.stdout
@@ -509,11 +697,28 @@ def test_resume_with_no_save_is_refused_not_ignored(tmp_path):
 
     model = _script(tmp_path / "s.jsonl", [{"text": "hi"}])
     proc = subprocess.run(
-        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace",
-         str(tmp_path / "ws"), "--resume", "--no-save"],
-        input="/exit\n", capture_output=True, text=True, timeout=30,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT)},
+        [
+            sys.executable,
+            "-m",
+            "clawnb",
+            "chat",
+            "--model",
+            model,
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--resume",
+            "--no-save",
+        ],
+        input="/exit\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+        },
     )
     assert proc.returncode == 2
     assert "cannot be combined with --no-save" in proc.stderr
@@ -527,17 +732,34 @@ def test_two_parallel_calls_with_the_same_id_stay_two_calls():
 
     def call(index: int, name: str | None, args: str) -> str:
         fn = {"arguments": args} | ({"name": name} if name else {})
-        return json.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [
-            {"index": index, "id": "call_1", "type": "function", "function": fn}]}}]})
+        return json.dumps(
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {"index": index, "id": "call_1", "type": "function", "function": fn}
+                            ]
+                        },
+                    }
+                ]
+            }
+        )
 
     assembler = TurnAssembler()
-    for payload in (call(0, "read", '{"path": '), call(1, "read", '{"path": "b.txt"}'),
-                    call(0, None, '"a.txt"}')):
+    for payload in (
+        call(0, "read", '{"path": '),
+        call(1, "read", '{"path": "b.txt"}'),
+        call(0, None, '"a.txt"}'),
+    ):
         assembler.feed(payload)
     assembler.close()
     turn = assembler.finish()
     assert [(c.name, c.arguments) for c in turn.tool_calls] == [
-        ("read", {"path": "a.txt"}), ("read", {"path": "b.txt"})]
+        ("read", {"path": "a.txt"}),
+        ("read", {"path": "b.txt"}),
+    ]
     assert len({c.id for c in turn.tool_calls}) == 2 and turn.tool_calls[0].id == "call_1"
 
 
@@ -550,10 +772,17 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     child = pexpect.spawn(
         sys.executable,
         ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"),
-             "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(ROOT),
-             "TERM": "xterm", "INPUTRC": "/dev/null"},
-        encoding="utf-8", timeout=15, dimensions=(40, 200),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "xterm",
+            "INPUTRC": "/dev/null",
+        },
+        encoding="utf-8",
+        timeout=15,
+        dimensions=(40, 200),
     )
     child.expect("you> ")
     child.send("\x1b[200~fix this:\nTraceback (most recent call last):\n  boom\x1b[201~")

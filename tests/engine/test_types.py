@@ -47,8 +47,12 @@ def test_message_json_round_trip_is_lossless(msg):
 
 def test_variants_match_and_constructors():
     turn = AssistantTurn("hi")
-    history = [Message.system("s"), Message.user("u"), Message.assistant(turn),
-               Message.tool_result("c1", "r")]
+    history = [
+        Message.system("s"),
+        Message.user("u"),
+        Message.assistant(turn),
+        Message.tool_result("c1", "r"),
+    ]
     kinds = []
     for msg in history:
         match msg:
@@ -95,8 +99,11 @@ def test_tool_definition_builder_matches_the_book_schema():
         "required": ["question"],
     }
     assert ToolDefinition.from_dict(d.to_dict()) == d
-    assert ToolDefinition("t", "d").parameters == {"type": "object", "properties": {},
-                                                  "required": []}
+    assert ToolDefinition("t", "d").parameters == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+    }
 
 
 def test_toolset_duplicate_name_replaces():

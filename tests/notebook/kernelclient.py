@@ -95,9 +95,7 @@ class Kernel:
         clicked: set[str] = set()
         while time.monotonic() - start < timeout:
             now = time.monotonic()
-            want_interrupt = (
-                interrupt_after is not None and now - start > interrupt_after
-            ) or (
+            want_interrupt = (interrupt_after is not None and now - start > interrupt_after) or (
                 interrupt_when is not None
                 and (interrupt_when in seen_text or any(interrupt_when in p for p in run.prompts))
             )
@@ -125,7 +123,9 @@ class Kernel:
             elif kind == "comm_msg":
                 data = content.get("data", {})
                 if data.get("method") == "update":
-                    run.widget_states.setdefault(content["comm_id"], {}).update(data.get("state", {}))
+                    run.widget_states.setdefault(content["comm_id"], {}).update(
+                        data.get("state", {})
+                    )
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if kind == "status" and content["execution_state"] == "idle":
@@ -142,9 +142,13 @@ class Kernel:
                 seen_text += content["data"].get("text/plain", "")
                 model = content["data"].get(WIDGET_MIME, {}).get("model_id")
                 if model and frontend.render:
-                    self._comm(model, {"method": "update", "state": {"_view_count": 1}, "buffer_paths": []})
+                    self._comm(
+                        model, {"method": "update", "state": {"_view_count": 1}, "buffer_paths": []}
+                    )
             elif kind == "error":
-                run.outputs.append({"output_type": "error", "ename": content["ename"], "evalue": content["evalue"]})
+                run.outputs.append(
+                    {"output_type": "error", "ename": content["ename"], "evalue": content["evalue"]}
+                )
             # click a button as soon as it exists
             if frontend.click:
                 for comm_id, state in run.widget_states.items():

@@ -51,17 +51,33 @@ def test_quickstart_with_deny_changes_nothing() -> None:
 
 def test_saved_notebook_never_contains_the_key(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("CLAWNB_API_KEY", FAKE_KEY)
-    write_script(tmp_path / "leak.jsonl", [
-        {"text": f"Your key is {FAKE_KEY}.", "tool_calls": [
-            {"id": "e", "name": "bash", "arguments": {"command": "echo key=$CLAWNB_API_KEY"}}]},
-        {"text": "And again: Bearer " + FAKE_KEY},
-    ])
-    nb = new_notebook(cells=[
-        new_code_cell("%load_ext clawnb"),
-        new_code_cell("%%claw --model scripted:leak.jsonl\nshow me the key"),
-        new_code_cell("%claw config"),
-        new_code_cell("%claw history"),
-    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    write_script(
+        tmp_path / "leak.jsonl",
+        [
+            {
+                "text": f"Your key is {FAKE_KEY}.",
+                "tool_calls": [
+                    {
+                        "id": "e",
+                        "name": "bash",
+                        "arguments": {"command": "echo key=$CLAWNB_API_KEY"},
+                    }
+                ],
+            },
+            {"text": "And again: Bearer " + FAKE_KEY},
+        ],
+    )
+    nb = new_notebook(
+        cells=[
+            new_code_cell("%load_ext clawnb"),
+            new_code_cell("%%claw --model scripted:leak.jsonl\nshow me the key"),
+            new_code_cell("%claw config"),
+            new_code_cell("%claw history"),
+        ],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
     path = tmp_path / "leak.ipynb"
     nbformat.write(nb, path)
     run_notebook(path, approval="allow", save=path)
@@ -78,9 +94,24 @@ def test_quickstart_passes_nbval_lax() -> None:
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval-lax", str(QUICKSTART), "-q",
-         "-p", "no:cacheprovider", "-o", "addopts=", "-W", "ignore::DeprecationWarning"],
-        capture_output=True, text=True, timeout=110, cwd=QUICKSTART.parent,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval-lax",
+            str(QUICKSTART),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=",
+            "-W",
+            "ignore::DeprecationWarning",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        cwd=QUICKSTART.parent,
     )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert " passed" in out.stdout

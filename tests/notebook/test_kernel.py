@@ -73,11 +73,21 @@ def history_ok(kernel: Kernel) -> None:
 
 
 def test_approve_click_runs_the_tool_and_leaves_a_static_rendering(kernel, workspace) -> None:
-    write_script(workspace / "w.jsonl", [
-        {"text": "Writing.", "tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "ok.txt", "content": "yes"}}]},
-        {"text": "Written."},
-    ])
-    run = kernel.execute("%%claw --new --model scripted:w.jsonl\nwrite ok.txt", frontend=Frontend(click="Approve"))
+    write_script(
+        workspace / "w.jsonl",
+        [
+            {
+                "text": "Writing.",
+                "tool_calls": [
+                    {"id": "w1", "name": "write", "arguments": {"path": "ok.txt", "content": "yes"}}
+                ],
+            },
+            {"text": "Written."},
+        ],
+    )
+    run = kernel.execute(
+        "%%claw --new --model scripted:w.jsonl\nwrite ok.txt", frontend=Frontend(click="Approve")
+    )
     assert run.status == "ok", run.text
     assert (workspace / "ok.txt").read_text() == "yes"
     # after the cell: one static Markdown output, no widget view
@@ -85,16 +95,27 @@ def test_approve_click_runs_the_tool_and_leaves_a_static_rendering(kernel, works
     data = run.outputs[0]["data"]
     assert "text/markdown" in data and "application/vnd.jupyter.widget-view+json" not in data
     assert "Written." in data["text/markdown"] and "approved" in data["text/markdown"]
-    assert any("waiting for approval" in str(s.get("value", "")) for s in run.widget_states.values())
+    assert any(
+        "waiting for approval" in str(s.get("value", "")) for s in run.widget_states.values()
+    )
     history_ok(kernel)
 
 
 def test_deny_click_refuses_and_the_next_cell_runs(kernel, workspace) -> None:
-    write_script(workspace / "d.jsonl", [
-        {"tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "no.txt", "content": "x"}}]},
-        {"text": "Understood, not writing."},
-    ])
-    run = kernel.execute("%%claw --new --model scripted:d.jsonl\nwrite no.txt", frontend=Frontend(click="Deny"))
+    write_script(
+        workspace / "d.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {"id": "w1", "name": "write", "arguments": {"path": "no.txt", "content": "x"}}
+                ]
+            },
+            {"text": "Understood, not writing."},
+        ],
+    )
+    run = kernel.execute(
+        "%%claw --new --model scripted:d.jsonl\nwrite no.txt", frontend=Frontend(click="Deny")
+    )
     assert run.status == "ok"
     assert not (workspace / "no.txt").exists()
     assert "denied" in run.text and "Understood" in run.text
@@ -122,11 +143,23 @@ def test_interrupt_during_streaming(kernel, workspace) -> None:
 
 
 def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> None:
-    write_script(workspace / "b.jsonl", [
-        {"tool_calls": [{"id": "b1", "name": "bash", "arguments": {
-            "command": "sleep 1000 & echo $! > bg.pid; echo started; sleep 1000"}}]},
-        {"text": "never reached"},
-    ])
+    write_script(
+        workspace / "b.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "b1",
+                        "name": "bash",
+                        "arguments": {
+                            "command": "sleep 1000 & echo $! > bg.pid; echo started; sleep 1000"
+                        },
+                    }
+                ]
+            },
+            {"text": "never reached"},
+        ],
+    )
     run = kernel.execute(
         "%%claw --new --model scripted:b.jsonl --approve allow\nrun it",
         interrupt_after=2.0,
@@ -146,10 +179,13 @@ def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> Non
 
 
 def test_interrupt_while_waiting_for_approval(kernel, workspace) -> None:
-    write_script(workspace / "a.jsonl", [
-        {"tool_calls": [{"id": "a1", "name": "bash", "arguments": {"command": "echo hi"}}]},
-        {"text": "never reached"},
-    ])
+    write_script(
+        workspace / "a.jsonl",
+        [
+            {"tool_calls": [{"id": "a1", "name": "bash", "arguments": {"command": "echo hi"}}]},
+            {"text": "never reached"},
+        ],
+    )
     run = kernel.execute(
         "%%claw --new --model scripted:a.jsonl\nrun echo",
         frontend=Frontend(),  # renders, never clicks
@@ -173,13 +209,34 @@ def _alive(pid: int) -> bool:
 
 
 def test_stdin_approval_and_interrupt_while_input_waits(kernel, workspace) -> None:
-    write_script(workspace / "s.jsonl", [
-        {"tool_calls": [{"id": "s1", "name": "write", "arguments": {"path": "stdin.txt", "content": "via stdin"}}]},
-        {"text": "Written after a typed yes."},
-        {"tool_calls": [{"id": "s2", "name": "write", "arguments": {"path": "never.txt", "content": "x"}}]},
-        {"text": "never reached"},
-    ])
-    run = kernel.execute("%%claw --new --model scripted:s.jsonl --approve stdin\nwrite", stdin_reply="y")
+    write_script(
+        workspace / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "id": "s1",
+                        "name": "write",
+                        "arguments": {"path": "stdin.txt", "content": "via stdin"},
+                    }
+                ]
+            },
+            {"text": "Written after a typed yes."},
+            {
+                "tool_calls": [
+                    {
+                        "id": "s2",
+                        "name": "write",
+                        "arguments": {"path": "never.txt", "content": "x"},
+                    }
+                ]
+            },
+            {"text": "never reached"},
+        ],
+    )
+    run = kernel.execute(
+        "%%claw --new --model scripted:s.jsonl --approve stdin\nwrite", stdin_reply="y"
+    )
     assert run.status == "ok" and run.prompts and "Allow" in run.prompts[0]
     assert (workspace / "stdin.txt").read_text() == "via stdin"
     # nobody answers the next prompt: an interrupt still ends the turn (input() runs on a

@@ -101,9 +101,7 @@ def test_approve_option_overrides_the_environment(shell, tmp_path: Path, monkeyp
 
 
 def test_conversation_persists_and_new_resets(shell, tmp_path: Path, capsys) -> None:
-    write_script(
-        tmp_path / "s.jsonl", [{"text": "one"}, {"text": "two"}, {"text": "three"}]
-    )
+    write_script(tmp_path / "s.jsonl", [{"text": "one"}, {"text": "two"}, {"text": "three"}])
     shell.run_cell("%%claw --model scripted:s.jsonl\nfirst")
     shell.run_cell("%%claw\nsecond")
     users = [m.content for m in shell._clawnb_session.messages if isinstance(m, Message.User)]
@@ -121,7 +119,9 @@ def test_interpolation_and_references(shell, tmp_path: Path) -> None:
     shell.run_cell("x = 41", store_history=True)
     shell.run_cell("1/0", store_history=True)
     n_err = shell.execution_count - 1
-    shell.run_cell(f"%%claw --model scripted:s.jsonl\nx is {{x}}, {{{{lit}}}}, {{nope}}; see Err[{n_err}]")
+    shell.run_cell(
+        f"%%claw --model scripted:s.jsonl\nx is {{x}}, {{{{lit}}}}, {{nope}}; see Err[{n_err}]"
+    )
     prompt = next(m.content for m in shell._clawnb_session.messages if isinstance(m, Message.User))
     assert prompt.startswith("x is 41, {lit}, {nope}; see Err[")
     assert "ZeroDivisionError" in prompt
@@ -136,7 +136,6 @@ def test_help_and_bad_options(shell, capsys) -> None:
     result = shell.run_cell("%%claw --mode nonsense\nhi")
     assert not result.success
     assert parse_options("--max-turns 3 --quiet").max_turns == 3
-
 
 
 def test_cwd_must_be_an_existing_directory(shell, tmp_path: Path, capsys) -> None:
@@ -186,8 +185,15 @@ def test_undo_restores_edited_content(shell, tmp_path: Path, monkeypatch) -> Non
         tmp_path / "s.jsonl",
         [
             {"tool_calls": [{"id": "r", "name": "read", "arguments": {"path": "a.txt"}}]},
-            {"tool_calls": [{"id": "e", "name": "edit", "arguments": {
-                "path": "a.txt", "old_string": "old", "new_string": "new"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "id": "e",
+                        "name": "edit",
+                        "arguments": {"path": "a.txt", "old_string": "old", "new_string": "new"},
+                    }
+                ]
+            },
             {"text": "edited"},
         ],
     )
@@ -225,17 +231,25 @@ def test_inspect_variable_and_run_python_tools(shell, tmp_path: Path, monkeypatc
     write_script(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [
-                {"id": "i", "name": "inspect_variable", "arguments": {"name": "data"}},
-                {"id": "p", "name": "run_python", "arguments": {"code": "total = sum(data)\nprint('sum', total)\ntotal * 2"}},
-            ]},
+            {
+                "tool_calls": [
+                    {"id": "i", "name": "inspect_variable", "arguments": {"name": "data"}},
+                    {
+                        "id": "p",
+                        "name": "run_python",
+                        "arguments": {"code": "total = sum(data)\nprint('sum', total)\ntotal * 2"},
+                    },
+                ]
+            },
             {"text": "done"},
         ],
     )
     monkeypatch.setenv("CLAWNB_APPROVAL", "allow")
     shell.run_cell("%%claw --model scripted:s.jsonl --mode bypass\nlook at data")
     assert shell.user_ns["total"] == 6
-    results = {m.id: m.content for m in shell._clawnb_session.messages if isinstance(m, Message.ToolResult)}
+    results = {
+        m.id: m.content for m in shell._clawnb_session.messages if isinstance(m, Message.ToolResult)
+    }
     assert "type: list" in results["i"] and "len: 3" in results["i"]
     assert results["p"] == "sum 6\n12"
 
@@ -253,14 +267,22 @@ def test_run_python_asks_even_in_bypass_mode(shell, tmp_path: Path) -> None:
 
 
 PLAN_SCRIPT = [
-    {"text": "Looking.", "tool_calls": [{"id": "p1", "name": "read", "arguments": {"path": "a.txt"}}]},
-    {"text": "Plan: 1. write b.txt", "tool_calls": [{"id": "p2", "name": "exit_plan", "arguments": {}}]},
+    {
+        "text": "Looking.",
+        "tool_calls": [{"id": "p1", "name": "read", "arguments": {"path": "a.txt"}}],
+    },
+    {
+        "text": "Plan: 1. write b.txt",
+        "tool_calls": [{"id": "p2", "name": "exit_plan", "arguments": {}}],
+    },
     {"tool_calls": [{"id": "x1", "name": "write", "arguments": {"path": "b.txt", "content": "B"}}]},
     {"text": "Executed."},
 ]
 
 
-def test_plan_mode_plans_then_executes_with_allow(shell, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_plan_mode_plans_then_executes_with_allow(
+    shell, tmp_path: Path, capsys, monkeypatch
+) -> None:
     (tmp_path / "a.txt").write_text("A")
     write_script(tmp_path / "s.jsonl", PLAN_SCRIPT)
     monkeypatch.setenv("CLAWNB_APPROVAL", "allow")
@@ -290,7 +312,9 @@ def test_plain_cell_magic_fallback_without_autoawait(shell, tmp_path: Path, caps
     assert "via asyncio.run" in capsys.readouterr().out
 
 
-async def test_background_task_with_stop_button_inside_a_running_loop(shell, tmp_path: Path) -> None:
+async def test_background_task_with_stop_button_inside_a_running_loop(
+    shell, tmp_path: Path
+) -> None:
     from clawnb.notebook.magic import ClawMagics
 
     write_script(tmp_path / "s.jsonl", [{"text": "from the background"}])
@@ -325,10 +349,13 @@ async def test_stop_cancels_the_background_task_cleanly(shell, tmp_path: Path) -
 
     from clawnb.notebook.magic import ClawMagics
 
-    write_script(tmp_path / "s.jsonl", [
-        {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "sleep 30"}}]},
-        {"text": "never"},
-    ])
+    write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+            {"text": "never"},
+        ],
+    )
     magics = ClawMagics(shell)
     magics.claw("--model scripted:s.jsonl --approve allow", "sleep")
     task = magics._background

@@ -27,7 +27,9 @@ def test_interpolation_rules() -> None:
     ns = {"x": 41, "o": Obj(), "name": "Ada"}
     assert interpolate("{x} {name}", ns) == "41 Ada"
     assert interpolate("{o.shape}", ns) == "(2, 3)"
-    assert interpolate("{o._secret} {missing} {1+1} { x }", ns) == "{o._secret} {missing} {1+1} { x }"
+    assert (
+        interpolate("{o._secret} {missing} {1+1} { x }", ns) == "{o._secret} {missing} {1+1} { x }"
+    )
     assert interpolate('{{x}} and {"json": 1}', ns) == '{x} and {"json": 1}'
     long = interpolate("{s}", {"s": "a" * 5000})
     assert len(long) < 4100 and "more characters" in long
@@ -101,7 +103,10 @@ async def test_kernel_tools() -> None:
     with pytest.raises(ToolError, match="not a variable name"):
         await inspect.call({"name": "xs[0]"})
     run = RunPythonTool(ns)
-    assert await run.call({"code": "print('a'); import sys; print('b', file=sys.stderr)"}) == "a\nstderr: b"
+    assert (
+        await run.call({"code": "print('a'); import sys; print('b', file=sys.stderr)"})
+        == "a\nstderr: b"
+    )
     assert await run.call({"code": "y = 2"}) == "(no output)" and ns["y"] == 2
     with pytest.raises(ToolError, match="ZeroDivisionError"):
         await run.call({"code": "1/0"})

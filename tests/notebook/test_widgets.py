@@ -135,7 +135,11 @@ async def test_stdin_is_used_when_allowed_and_nothing_rendered() -> None:
     view, _ = make_view()
     replies = iter(["y", "n", "always"])
     approver = Approver(
-        view, how="auto", stdin_allowed=True, frontend_timeout=0.05, input_fn=lambda q: next(replies)
+        view,
+        how="auto",
+        stdin_allowed=True,
+        frontend_timeout=0.05,
+        input_fn=lambda q: next(replies),
     )
     assert (await approver(ApprovalRequest(announce(view, "a"), "x"))).allowed
     assert not (await approver(ApprovalRequest(announce(view, "b"), "x"))).allowed
@@ -267,11 +271,14 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
-    write_script(tmp_path / "p.jsonl", [
-        {"text": "Plan v1", "tool_calls": [{"id": "e1", "name": "exit_plan", "arguments": {}}]},
-        {"text": "Plan v2", "tool_calls": [{"id": "e2", "name": "exit_plan", "arguments": {}}]},
-        {"text": "Carried out."},
-    ])
+    write_script(
+        tmp_path / "p.jsonl",
+        [
+            {"text": "Plan v1", "tool_calls": [{"id": "e1", "name": "exit_plan", "arguments": {}}]},
+            {"text": "Plan v2", "tool_calls": [{"id": "e2", "name": "exit_plan", "arguments": {}}]},
+            {"text": "Carried out."},
+        ],
+    )
 
     class Shell:
         user_ns: dict = {}
@@ -308,7 +315,9 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
     assert "Plan v1" in md and "Plan v2" in md and "Carried out." in md
     # the saved rendering records what the user chose, in order
     assert md.index("Plan v1") < md.index("*revise the plan: shorter please*") < md.index("Plan v2")
-    assert md.index("Plan v2") < md.index("*plan approved: executing it*") < md.index("Carried out.")
+    assert (
+        md.index("Plan v2") < md.index("*plan approved: executing it*") < md.index("Carried out.")
+    )
     users = [m.content for m in shell._clawnb_session.messages if type(m).__name__ == "User"]
     assert [u.rsplit("Task: ", 1)[-1] for u in users] == [
         "make a plan",
@@ -427,8 +436,16 @@ def test_text_view_scrubs_a_key_that_streams_in_pieces(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     out = io.StringIO()
     view = TextView(out)
-    for piece in ["your keys: ", FAKE_KEY[:12], FAKE_KEY[12:30], FAKE_KEY[30:], " and ",
-                  secret[:10], secret[10:], "\nbye"]:
+    for piece in [
+        "your keys: ",
+        FAKE_KEY[:12],
+        FAKE_KEY[12:30],
+        FAKE_KEY[30:],
+        " and ",
+        secret[:10],
+        secret[10:],
+        "\nbye",
+    ]:
         view(AgentEvent.TextDelta(piece))
     view.finish()
     text = out.getvalue()
@@ -475,7 +492,9 @@ def test_multi_line_arguments_are_shown_as_written() -> None:
     # a file's content on a write card reads as the file, not as one JSON line of "\n"s
     from clawnb.notebook.render import Card, _card_html, _card_markdown
 
-    card = Card("w1", "write", "    [write: a.py]", {"path": "a.py", "content": "def f():\n    return 1\n"})
+    card = Card(
+        "w1", "write", "    [write: a.py]", {"path": "a.py", "content": "def f():\n    return 1\n"}
+    )
     md = _card_markdown(card)
     assert "path: a.py\ncontent:\n    def f():\n        return 1" in md and "\\n" not in md
     assert "content:\n    def f():\n        return 1" in _card_html(card)
@@ -488,14 +507,21 @@ async def test_ask_user_card_says_it_waits_for_an_answer(rendered_view) -> None:
     from clawnb.notebook.approval import NotebookInputHandler
 
     view, _ = rendered_view
-    view(AgentEvent.ToolCall("ask_user", "    [ask_user: Which colour?]", "q1", {"question": "Which colour?"}))
+    view(
+        AgentEvent.ToolCall(
+            "ask_user", "    [ask_user: Which colour?]", "q1", {"question": "Which colour?"}
+        )
+    )
     view(AgentEvent.ToolRunning("q1", "ask_user"))
     handler = NotebookInputHandler(view, Approver(view, how="widget"))
     task = asyncio.ensure_future(handler.ask("Which colour?", ["red", "blue"]))
     await asyncio.sleep(0.01)
     view.throttle.flush_now()
     assert view.card("q1").status_line() == "waiting for your answer"
-    assert "waiting for your answer" in view.transcript.block_of(view.card("q1")).widget.children[0].value
+    assert (
+        "waiting for your answer"
+        in view.transcript.block_of(view.card("q1")).widget.children[0].value
+    )
     click(view.body.children[-1].children[1].children[1])
     assert await asyncio.wait_for(task, 1) == "blue"
     assert view.card("q1").status == "running"  # until its result arrives
@@ -561,10 +587,18 @@ async def test_background_cell_keeps_the_interrupted_note(tmp_path, monkeypatch)
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
-    write_script(tmp_path / "w.jsonl", [
-        {"text": "Writing.", "tool_calls": [{"id": "w1", "name": "write", "arguments": {"path": "x.txt", "content": "x"}}]},
-        {"text": "done"},
-    ])
+    write_script(
+        tmp_path / "w.jsonl",
+        [
+            {
+                "text": "Writing.",
+                "tool_calls": [
+                    {"id": "w1", "name": "write", "arguments": {"path": "x.txt", "content": "x"}}
+                ],
+            },
+            {"text": "done"},
+        ],
+    )
 
     class Shell:
         user_ns: dict = {}
