@@ -35,6 +35,7 @@ from .config import Config, ConfigLoader
 from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
+from .secrets import redact
 from .session import SessionLog, SessionStore
 from .types import Message, TokenUsage, Tool, ToolSet
 from .usage import CostTracker
@@ -240,30 +241,20 @@ def _sessions_root(config: Config, workspace: Path) -> Path:
 
 
 class _RedactSecrets:
-    """``result_limit`` wrapper that replaces the agent's own API keys with ``***``.
+    """``result_limit`` wrapper that replaces every known key with ``***``.
 
     Hiding the key variables from ``bash`` is not enough: a command can still read the chat
     process's environment (``/proc/$PPID/environ``) or a ``.env`` file, and a tool result goes
-    to the screen, the session file and the model. So every result is scrubbed before it is
-    limited (the saved full text too).
+    to the screen, the session file and the model. So every result is scrubbed by the one
+    redactor (:mod:`clawnb.secrets`: keys in any encoding) before it is limited (the saved full
+    text too).
     """
 
-    def __init__(self, inner: Any, provider: Any) -> None:
-        from .tools.bash import SECRET_ENV
-
+    def __init__(self, inner: Any, provider: Any = None) -> None:
         self.inner = inner
-        values = {os.environ.get(name, "") for name in SECRET_ENV}
-        self._secrets = sorted((v for v in values if len(v) >= 8), key=len, reverse=True)
-        while hasattr(provider, "inner"):  # RecordingProvider and similar wrappers
-            provider = provider.inner
-        self._provider_redact = getattr(provider, "_redact", None)
 
     def __call__(self, call: Any, content: str) -> str:
-        for secret in self._secrets:
-            content = content.replace(secret, "***")
-        if callable(self._provider_redact):
-            content = self._provider_redact(content)
-        return self.inner(call, content)
+        return self.inner(call, redact(content))
 
 
 def build_agent(

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .permissions import glob_is_valid
+from .secrets import scrubbed_env
 
 _MAX_ENV_ARGS = 32 * 1024
 
@@ -266,11 +267,9 @@ class ShellHook:
     async def _run(self, event: Any, stage: str) -> Any:
         payload = self._payload(event)
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        from .tools.bash import SECRET_ENV
-
-        # The agent's own API keys stay out of hook processes, as out of bash commands; a
-        # hook that needs a key gets it explicitly through ``env``.
-        env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+        # The agent's own keys and every secret-looking variable stay out of hook processes,
+        # as out of bash commands; a hook that needs a key gets it explicitly through ``env``.
+        env = scrubbed_env()
         env.update(self.env)
         env["CLAWNB_HOOK_EVENT"] = payload["event"]
         env["CLAWNB_TOOL_NAME"] = event.tool_name

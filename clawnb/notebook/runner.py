@@ -321,10 +321,10 @@ class NotebookSession:
         lines = [f"model = {model}", f"base_url = {base_url}", f"mode = {self.mode}"]
         lines.append(f"workspace = {self.cwd}")
         lines.append(f"max_turns = {self.max_turns}")
-        from ..providers.openai import _read_dotenv
+        from ..secrets import read_dotenv
 
         # the provider also takes keys from the notebook folder's .env: say where one is set
-        dotenv = _read_dotenv(Path.cwd() / ".env", KEY_ENV_VARS)
+        dotenv = read_dotenv(Path.cwd() / ".env", KEY_ENV_VARS)
         for name in KEY_ENV_VARS:
             if not os.environ.get(name) and dotenv.get(name):
                 lines.append(f"{name} = {mask(dotenv[name])} in .env")
@@ -369,13 +369,8 @@ def _http_provider(model: str, base_url: str) -> Any:
         provider = OpenAICompatProvider.from_env(model, **options)
     except ProviderConfigError as exc:
         raise ProviderConfigError(f"{exc}; or run offline with --model scripted:FILE") from None
-    # a key read from the notebook folder's .env is not in os.environ, so the scrubber would
-    # only catch it if it looks like a key: tell it the value (a model that reads .env, or a
-    # server that echoes the key in an error, must not put it in a cell output)
-    from ..providers.openai import _env_key
-    from .secrets import register_secret
-
-    register_secret(_env_key(base_url, dotenv=True))
+    # a key read from the notebook folder's .env is registered with the redactor by
+    # clawnb.secrets.env_key, so no cell output can show it
     return provider
 
 

@@ -30,13 +30,11 @@ import functools
 import inspect
 import json
 import logging
-import os
 import random
 import ssl
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -56,6 +54,7 @@ from ..errors import (
 )
 from ..events import EventCallback, StreamEvent
 from ..prompt import system_content
+from ..secrets import Secret, env_key, key_variables, redact
 from ..types import (
     AssistantTurn,
     Message,
@@ -84,7 +83,6 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 OPENROUTER_DEFAULT_MODEL = "openrouter/free"
 
-KEY_VARIABLES = ("CLAWNB_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY")
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
 
 
@@ -241,73 +239,8 @@ def _is_openrouter(url: str) -> bool:
     return host == "openrouter.ai" or host.endswith(".openrouter.ai")
 
 
-def _key_variables(base_url: str) -> tuple[str, ...]:
-    """Which environment variables may supply a key for ``base_url`` (in order).
-
-    ``CLAWNB_API_KEY`` always; ``OPENROUTER_API_KEY`` only for openrouter.ai and
-    ``OPENAI_API_KEY`` only for other hosts, so neither vendor's key is sent to the other.
-    """
-    if _is_openrouter(base_url):
-        return ("CLAWNB_API_KEY", "OPENROUTER_API_KEY")
-    return ("CLAWNB_API_KEY", "OPENAI_API_KEY")
-
-
-def _secret(value: str | None) -> _Secret | None:
-    value = value.strip() if value else ""
-    return _Secret(value) if value else None
-
-
-def _read_dotenv(path: Path, names: tuple[str, ...]) -> dict[str, str]:
-    """The few ``NAME=value`` lines of a ``.env`` file we care about (os.environ untouched)."""
-    found: dict[str, str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return found
-    for line in lines:
-        line = line.strip()
-        if line.startswith("export "):
-            line = line[7:].lstrip()
-        name, sep, value = line.partition("=")
-        name = name.strip()
-        if not sep or name not in names:
-            continue
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        if value:
-            found[name] = value
-    return found
-
-
-class _Secret:
-    """An API key that does not print itself (repr, str, vars() of the provider)."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "<secret>"
-
-    __str__ = __repr__
-
-    def __reduce__(self) -> Any:
-        raise TypeError("API keys are not pickled")
-
-
-def _env_key(base_url: str, *, dotenv: bool = False) -> str | None:
-    names = _key_variables(base_url)
-    from_file = _read_dotenv(Path.cwd() / ".env", names) if dotenv else {}
-    for name in names:
-        value = os.environ.get(name) or from_file.get(name)
-        if value and value.strip():
-            return value.strip()
-    return None
+def _secret(value: str | None) -> Secret | None:
+    return Secret.of(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,7 +384,7 @@ class OpenAICompatProvider:
         self.model = model
         self.api_base = _api_root(base_url or self.default_base_url)
         self._key_from_env = api_key is None
-        self.__key = _secret(api_key if api_key is not None else _env_key(self.api_base))
+        self.__key = _secret(api_key if api_key is not None else env_key(self.api_base))
         self._client = client
         self._transport = transport
         self.timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
@@ -479,9 +412,9 @@ class OpenAICompatProvider:
         """A provider whose key comes from the environment (or a ``.env`` file in the current
         directory); :class:`~clawnb.errors.ProviderConfigError` if none is set."""
         base_url = options.get("base_url") or cls.default_base_url
-        key = _env_key(base_url, dotenv=True)
+        key = env_key(base_url, dotenv=True)
         if key is None:
-            names = " or ".join(_key_variables(base_url))
+            names = " or ".join(key_variables(base_url))
             raise ProviderConfigError(f"no API key found: set {names} (environment or .env)")
         return cls(model, key, **options)
 
@@ -489,7 +422,7 @@ class OpenAICompatProvider:
         """Point the provider at another API root (builder style, returns the provider)."""
         self.api_base = _api_root(url)
         if self._key_from_env:  # never carry an env key to a host it was not meant for
-            self.__key = _secret(_env_key(self.api_base))
+            self.__key = _secret(env_key(self.api_base))
         return self
 
     @property
@@ -540,10 +473,9 @@ class OpenAICompatProvider:
         return headers
 
     def _redact(self, text: str) -> str:
-        key = self.__key.reveal() if self.__key is not None else ""
-        if key and key in text:
-            text = text.replace(key, "***")
-        return text
+        # the key is registered with the process-wide redactor when it is set (Secret), which
+        # also catches its encoded forms and every other known key
+        return redact(text)
 
     @asynccontextmanager
     async def _http(self) -> AsyncIterator[httpx.AsyncClient]:
@@ -563,7 +495,7 @@ class OpenAICompatProvider:
             message = response.reason_phrase or "error"
         message = self._redact(message)
         if response.status_code in (401, 403) and self.__key is None:
-            names = " or ".join(_key_variables(self.api_base))
+            names = " or ".join(key_variables(self.api_base))
             message += f" (no API key is configured: set {names}, or pass api_key=...)"
         cls = _error_class(response.status_code)
         return cls(

@@ -14,8 +14,10 @@ What makes it safe to run inside a notebook:
 * stdout and stderr are drained concurrently while the command runs, so a command printing
   megabytes never deadlocks on a full pipe; capture is capped (the rest is counted, not kept);
 * stdin is ``/dev/null`` (an interactive prompt gets EOF instead of hanging) and pagers are
-  set to ``cat``; the agent's API-key variables (``CLAWNB_API_KEY``, ``OPENAI_API_KEY`` …)
-  are removed from the command's environment (``hide_env=()`` keeps them);
+  set to ``cat``; the agent's API-key variables and every variable whose name looks secret
+  (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*CREDENTIAL*``; see
+  :func:`clawnb.secrets.scrubbed_env`) are removed from the command's environment
+  (``hide_env=False`` keeps them, a tuple removes only the names in it);
 * ``timeout`` (seconds, default 120) gives ``error: command timed out after {n}s`` with
   whatever was printed so far; a non-zero exit adds ``exit code: N`` to the output;
 * the working directory is the agent's workspace.
@@ -28,19 +30,11 @@ import os
 import signal
 from typing import Any
 
+from ..secrets import scrubbed_env
 from ..types import ToolDefinition
 from .base import BaseTool, ToolError, optional_int, require_str
 
 __all__ = ["BashTool"]
-
-# The agent's own credentials: removed from the commands' environment, so `env` or
-# `echo $OPENAI_API_KEY` cannot put them into the conversation.
-SECRET_ENV = (
-    "CLAWNB_API_KEY",
-    "OPENROUTER_API_KEY",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-)
 
 # How long the group gets between SIGTERM and SIGKILL.
 KILL_GRACE_S = 1.0
@@ -186,7 +180,7 @@ class BashTool(BaseTool):
         max_output_bytes: int = 8 * 1024 * 1024,
         env: dict[str, str] | None = None,
         kill_grace: float = KILL_GRACE_S,
-        hide_env: tuple[str, ...] = SECRET_ENV,
+        hide_env: bool | tuple[str, ...] = True,
     ) -> None:
         self.workspace = workspace
         self.timeout = timeout
@@ -203,8 +197,13 @@ class BashTool(BaseTool):
 
     def _environment(self) -> dict[str, str]:
         env = dict(os.environ if self.env is None else self.env)
-        for name in self.hide_env:  # the agent's own API keys never reach the model via `env`
-            env.pop(name, None)
+        if self.hide_env is True:
+            # the agent's keys and every secret-looking variable (clawnb.secrets) never reach
+            # the model via `env`
+            env = scrubbed_env(env)
+        else:
+            for name in self.hide_env or ():
+                env.pop(name, None)
         # Pagers and editors would wait on a terminal that is not there.
         env.setdefault("PAGER", "cat")
         env.setdefault("GIT_PAGER", "cat")

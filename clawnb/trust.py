@@ -1,0 +1,151 @@
+"""Trust: which files steer the agent, and which folders the user has trusted.
+
+**Control files** are the files that decide what the agent may do and what it is told: the
+project's ``.claw/`` directory (config, hooks' scripts, instructions, the session store), the
+user config directory (``~/.config/clawnb/``, which also holds the trust store), and the
+instruction files that become the system prompt (``CLAUDE.md``, ``AGENTS.md``,
+``.claw/instructions.md``). A model that could write them could rewrite its own rules for the
+next session, so the gate asks before every write to one, in every mode
+(:func:`is_control_file`, :func:`command_mentions_control_file`), and the sandbox mounts them
+read-only (:func:`control_paths`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from .config import DEFAULT_INSTRUCTION_FILES, user_config_path
+
+__all__ = [
+    "CONTROL_DIR",
+    "CONTROL_FILE_REASON",
+    "command_mentions_control_file",
+    "control_paths",
+    "is_control_file",
+    "user_config_dir",
+]
+
+# The project's control directory: everything in it is a control file.
+CONTROL_DIR = ".claw"
+
+# What the card and the chat prompt say about such a call.
+CONTROL_FILE_REASON = "changes the agent's own configuration"
+
+
+def user_config_dir(config_home: str | os.PathLike[str] | None = None) -> Path:
+    """``$XDG_CONFIG_HOME/clawnb`` (``~/.config/clawnb``): user config and trust store."""
+    return user_config_path(config_home).parent
+
+
+def _instruction_names(instruction_files: Iterable[str]) -> set[str]:
+    # Only bare names (CLAUDE.md) count wherever they are; a name with a directory
+    # (.claw/instructions.md) is covered by its directory already or matched as a suffix.
+    return {Path(name).name.casefold() for name in instruction_files}
+
+
+def _spellings(path: Path, workspace: Path) -> list[Path]:
+    """The path as written (joined to the workspace) and where it really leads."""
+    joined = path if path.is_absolute() else workspace / path
+    out = [Path(os.path.normpath(joined))]
+    try:
+        real = Path(os.path.realpath(joined))
+    except (OSError, ValueError):
+        return out
+    if real not in out:
+        out.append(real)
+    return out
+
+
+def _is_within(path: Path, directory: Path) -> bool:
+    try:
+        path.relative_to(directory)
+    except ValueError:
+        return False
+    return True
+
+
+def is_control_file(
+    path: str | os.PathLike[str],
+    workspace: str | os.PathLike[str] | None = None,
+    *,
+    config_home: str | os.PathLike[str] | None = None,
+    instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES,
+) -> bool:
+    """Is ``path`` (relative paths are joined to ``workspace``, default the current directory)
+    a control file: inside a ``.claw`` directory, inside the user config directory, or an
+    instruction file (``CLAUDE.md``, ``AGENTS.md``, any case)?
+
+    Both the path as written and the file a symlink really points to are judged, so a link
+    ``notes.md -> .claw/config.toml`` is a control file too. A path that cannot be judged (a
+    NUL byte) counts as one: the caller asks, which is the safe answer.
+    """
+    try:
+        candidate = Path(os.fspath(path))
+        ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
+        spellings = _spellings(candidate, ws)
+    except (TypeError, ValueError):
+        return True
+    names = _instruction_names(instruction_files)
+    config_dirs = {Path(os.path.normpath(user_config_dir(config_home).absolute()))}
+    try:
+        config_dirs.add(Path(os.path.realpath(user_config_dir(config_home))))
+    except (OSError, ValueError):
+        pass
+    for spelled in spellings:
+        if CONTROL_DIR in spelled.parts:
+            return True
+        if spelled.name.casefold() in names:
+            return True
+        if any(_is_within(spelled, d) for d in config_dirs):
+            return True
+    return False
+
+
+def control_paths(
+    workspace: str | os.PathLike[str],
+    *,
+    config_home: str | os.PathLike[str] | None = None,
+    instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES,
+    existing_only: bool = True,
+) -> list[Path]:
+    """The control files and directories of ``workspace`` and of the user, for a sandbox to
+    mount read-only: ``<workspace>/.claw``, the instruction files in the workspace and the
+    user config directory (``existing_only=False`` also lists those that do not exist yet,
+    which a sandbox may want to block from being created)."""
+    ws = Path(workspace).absolute()
+    paths = [ws / CONTROL_DIR, user_config_dir(config_home).absolute()]
+    paths += [ws / name for name in instruction_files]
+    unique: list[Path] = []
+    for p in paths:
+        if p not in unique and (not existing_only or p.exists() or p.is_symlink()):
+            unique.append(p)
+    return unique
+
+
+# A token of a shell command that names a control file: a `.claw` path component, an
+# instruction file name, or the user config directory however it is spelled. Best effort (a
+# shell can spell a path endless ways): it makes the card say what the command touches; the
+# sandbox's read-only mounts are the boundary.
+_CONTROL_WORDS = re.compile(
+    r"""
+    (?:^|[\s/'"=<>|;&(`:])\.claw(?:$|[\s/'"<>|;&)`*?])   # .claw, ./.claw/x, "$D/.claw"
+    | (?:claude|agents)\.md\b                          # instruction files
+    | \bclawnb/config\.toml\b | \.config/clawnb\b       # the user config directory
+    | XDG_CONFIG_HOME
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def command_mentions_control_file(
+    command: str, *, config_home: str | os.PathLike[str] | None = None
+) -> bool:
+    """Does a shell command name a control file (``.claw/…``, ``CLAUDE.md``, ``AGENTS.md``,
+    the user config directory)? Used to flag the approval card, never to allow anything."""
+    if _CONTROL_WORDS.search(command):
+        return True
+    config_dir = str(user_config_dir(config_home).absolute())
+    return config_dir in command
