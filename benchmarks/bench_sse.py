@@ -5,8 +5,8 @@ One run, same machine, same bytes. A recorded-style stream of real-shaped chunks
 then a long ``write`` tool call streamed in argument pieces, then a usage chunk) is served by
 ``httpx.MockTransport`` in 4 KiB network chunks to
 
-* clawnb: ``OpenAICompatProvider.stream_chat`` (SSEDecoder + TurnAssembler, every event handed
-  to an ``on_event`` callback), and
+* clawnb: ``OpenAICompatProvider.stream_chat`` (SSEDecoder + ChunkNormaliser + the book's
+  StreamAccumulator, every event handed to an ``on_event`` callback), and
 * openai-python: ``AsyncOpenAI.chat.completions.create(stream=True)`` (its SSE decoder and chunk
   models) folded by ``ChatCompletionStreamState.handle_chunk`` (its accumulator), every event
   iterated.

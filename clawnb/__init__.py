@@ -43,7 +43,7 @@ _EXPORTS: dict[str, str] = {
     "parse_sse_line": "clawnb.providers.sse",
     "StreamAccumulator": "clawnb.providers.sse",
     "SSEDecoder": "clawnb.providers.sse",
-    "TurnAssembler": "clawnb.providers.sse",
+    "ChunkNormaliser": "clawnb.providers.sse",
     # provider errors
     "ProviderHTTPError": "clawnb.errors",
     "RateLimitError": "clawnb.errors",

@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeAlias
 
 from .types import AssistantTurn, TokenUsage, ToolCall
 
@@ -26,7 +26,12 @@ __all__ = [
     "ApprovalCallback",
     "ApprovalDecision",
     "ApprovalRequest",
+    "AgentEventCallback",
+    "AnyAgentEvent",
+    "AnyStreamEvent",
+    "EventCallback",
     "StreamEvent",
+    "StreamEventCallback",
     "emit",
 ]
 
@@ -117,7 +122,32 @@ class AgentEvent:
         turn: AssistantTurn
 
 
-EventCallback = Callable[[Any], Awaitable[None] | None]
+# The namespaces above only group the variants; these unions are the types a signature names.
+AnyStreamEvent: TypeAlias = (
+    StreamEvent.TextDelta
+    | StreamEvent.ToolCallStart
+    | StreamEvent.ToolCallDelta
+    | StreamEvent.Done
+    | StreamEvent.ReasoningDelta
+    | StreamEvent.Usage
+)
+AnyAgentEvent: TypeAlias = (
+    AgentEvent.TextDelta
+    | AgentEvent.ToolCall
+    | AgentEvent.Done
+    | AgentEvent.Error
+    | AgentEvent.ReasoningDelta
+    | AgentEvent.ToolRunning
+    | AgentEvent.ToolResult
+    | AgentEvent.TurnEnd
+)
+
+StreamEventCallback: TypeAlias = Callable[[AnyStreamEvent], Awaitable[None] | None]
+"""What a streaming provider calls with each event as it arrives (sync or async)."""
+AgentEventCallback: TypeAlias = Callable[[AnyAgentEvent], Awaitable[None] | None]
+"""What a loop calls with each event for its front end (sync or async)."""
+EventCallback: TypeAlias = Callable[[Any], Awaitable[None] | None]
+"""Either kind: for code that only passes events on (:func:`emit`)."""
 
 
 async def emit(on_event: EventCallback | None, event: Any) -> None:

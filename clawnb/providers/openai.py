@@ -8,7 +8,8 @@ it, with OpenRouter's URL and the ``openrouter/free`` model as defaults.
 Both answer ``chat`` (one JSON response) and ``stream_chat`` (server-sent events; every
 :class:`~clawnb.events.StreamEvent` reaches ``on_event`` as soon as its line arrives, and one
 assembled :class:`~clawnb.types.AssistantTurn` is returned). Streams go through the tolerant
-:class:`~clawnb.providers.sse.SSEDecoder` / :class:`~clawnb.providers.sse.TurnAssembler`.
+:class:`~clawnb.providers.sse.SSEDecoder` / :class:`~clawnb.providers.sse.ChunkNormaliser` into the
+book's :class:`~clawnb.providers.sse.StreamAccumulator`.
 
 Failures map onto :mod:`clawnb.errors` (``ProviderHTTPError`` and its subclasses,
 ``ProviderConnectionError``, ``ProviderTimeout``, ``StreamError``). Rate limits (429, honouring
@@ -63,7 +64,7 @@ from ..types import (
     ToolDefinition,
     compact_json,
 )
-from .sse import SSEDecoder, TurnAssembler, parse_arguments, usage_from
+from .sse import ChunkNormaliser, SSEDecoder, StreamAccumulator, parse_arguments, usage_from
 
 if TYPE_CHECKING:
     from typing import Self
@@ -160,8 +161,7 @@ def parse_completion(data: Any) -> AssistantTurn:
     if not isinstance(data, dict):
         raise ProviderError(f"the server's response is not a JSON object: {_preview(data)}")
     if data.get("error") is not None or data.get("object") == "error":
-        assembler = TurnAssembler()
-        assembler.feed_chunk(data)  # raises StreamError with the server's message
+        ChunkNormaliser().feed_chunk(data)  # raises StreamError with the server's message
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ProviderError("no choices in the server's response")
@@ -647,7 +647,8 @@ class OpenAICompatProvider:
                 # The server ignored ``stream: true`` and sent one JSON completion.
                 return await self._replay_json(await response.aread(), on_event, delivered)
             decoder = SSEDecoder()
-            assembler = TurnAssembler()
+            normaliser = ChunkNormaliser()
+            accumulator = StreamAccumulator()  # the book's class builds the turn
             callback = on_event
             head = b""  # the start of the body, to explain a response that is not SSE
             saw_data = False
@@ -657,28 +658,29 @@ class OpenAICompatProvider:
                         head += chunk[:300]
                     for payload in decoder.feed(chunk):
                         saw_data = True
-                        events = assembler.feed(payload)
-                        if callback is not None and events:
-                            delivered[0] = True
-                            for event in events:
+                        for event in normaliser.feed(payload):
+                            accumulator.feed(event)
+                            if callback is not None:
+                                delivered[0] = True
                                 result = callback(event)
                                 if result is not None and inspect.isawaitable(result):
                                     await result
                 tail = []
                 for payload in decoder.flush():
                     saw_data = True
-                    tail.extend(assembler.feed(payload))
+                    tail.extend(normaliser.feed(payload))
                 if not saw_data:
                     raise self._no_events(content_type, head)
-                tail.extend(assembler.close())
+                tail.extend(normaliser.close())
             except StreamError as exc:
                 raise StreamError(self._redact(exc.message), code=exc.code) from None
-            if callback is not None:
-                for event in tail:
+            for event in tail:
+                accumulator.feed(event)
+                if callback is not None:
                     result = callback(event)
                     if result is not None and inspect.isawaitable(result):
                         await result
-            return assembler.finish()
+            return accumulator.finish()
 
     def _no_events(self, content_type: str, head: bytes) -> ProviderError:
         """The body ended without a single ``data:`` line."""

@@ -1,23 +1,27 @@
 """Server-sent events: from bytes on the wire to one assembled :class:`AssistantTurn` (ch5a).
 
-Two layers live here, on purpose:
+The book's pieces are the production pieces:
 
-* The book's pieces, exactly as chapter 5a specifies them: :func:`parse_sse_line` turns one
-  ``data: {...}`` line into :class:`StreamEvent` s (``None`` for anything else), and
-  :class:`StreamAccumulator` folds events back into a turn. They are what a learner builds,
-  and the course suite pins their behaviour down.
-* The tolerant path the HTTP provider really uses: :class:`SSEDecoder` (bytes → ``data``
-  payloads, one line at a time, never buffering past a line) and :class:`TurnAssembler`
-  (payloads → events + turn). Real OpenAI-compatible servers differ in small ways — comment
-  keep-alives, ``data:`` without a space, CRLF, a usage-only final chunk, the tool-call id and
-  name repeated on every chunk (llama.cpp), a name-only first chunk (vLLM), no ``index``
-  (Mistral), a first index of 1 (Anthropic compatibility), whole arguments in one chunk
-  (Ollama), ``[DONE]`` missing, error objects inside a 200 stream, ``reasoning`` fields — and
-  this path assembles every one of them into the same clean turn. Garbage never raises out of
-  it; only an error object the server sent does (:class:`~clawnb.errors.StreamError`).
+* :func:`parse_sse_line` turns one ``data: {...}`` line into :class:`StreamEvent` s (``None`` for
+  anything else), exactly as chapter 5a specifies; the course suite pins it down.
+* :class:`StreamAccumulator` folds events into a turn. The HTTP provider builds every streamed
+  turn with it, so the class a learner writes is the class that runs.
 
-Events the assembler emits use contiguous call positions (0, 1, …) as ``index`` whatever the
-server numbered, so :class:`StreamAccumulator` can consume them too.
+In front of the accumulator the provider puts tolerance the book leaves out, in two steps:
+
+* :class:`SSEDecoder` — bytes → ``data`` payloads, one line at a time, never buffering past a
+  line (comment keep-alives, ``data:`` without a space, CRLF, a BOM).
+* :class:`ChunkNormaliser` — payloads → clean :class:`StreamEvent` s. Real OpenAI-compatible
+  servers differ in small ways: a usage-only final chunk, the tool-call id and name repeated on
+  every chunk (llama.cpp), a name-only first chunk (vLLM), no ``index`` (Mistral), a first
+  index of 1 (Anthropic compatibility), whole arguments in one chunk (Ollama), ``[DONE]``
+  missing, error objects inside a 200 stream, ``reasoning`` fields. The normaliser turns every
+  one of them into the event stream the book's accumulator expects (contiguous call indexes,
+  one start per call, arguments that add up to JSON). Garbage never raises out of it; only an
+  error object the server sent does (:class:`~clawnb.errors.StreamError`).
+
+Production: ``SSEDecoder → ChunkNormaliser → StreamAccumulator``, with every event also handed
+to the caller's ``on_event``.
 """
 
 from __future__ import annotations
@@ -26,25 +30,18 @@ import json
 from typing import Any
 
 from ..errors import StreamError
-from ..events import StreamEvent
+from ..events import AnyStreamEvent, StreamEvent
 from ..types import AssistantTurn, StopReason, TokenUsage, ToolCall, compact_json
 
 __all__ = [
+    "ChunkNormaliser",
     "SSEDecoder",
     "StreamAccumulator",
     "StreamEvent",
-    "TurnAssembler",
     "parse_arguments",
     "parse_sse_line",
+    "usage_from",
 ]
-
-_loads = json.loads
-_TextDelta = StreamEvent.TextDelta
-_ReasoningDelta = StreamEvent.ReasoningDelta
-_ToolCallStart = StreamEvent.ToolCallStart
-_ToolCallDelta = StreamEvent.ToolCallDelta
-_Done = StreamEvent.Done
-_Usage = StreamEvent.Usage
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,7 +80,7 @@ def _valid_choice(choice: Any) -> bool:
     return isinstance(calls, list) and all(_valid_tool_delta(tc) for tc in calls)
 
 
-def parse_sse_line(line: str) -> list[Any] | None:
+def parse_sse_line(line: str) -> list[AnyStreamEvent] | None:
     """Parse one SSE line the way the book does (ch5a).
 
     Only lines starting with ``"data: "`` (with the space) count; ``data: [DONE]`` gives
@@ -96,9 +93,9 @@ def parse_sse_line(line: str) -> list[Any] | None:
         return None
     data = line[6:]
     if data == "[DONE]":
-        return [_Done()]
+        return [StreamEvent.Done()]
     try:
-        chunk = _loads(data)
+        chunk = json.loads(data)
     except (ValueError, RecursionError):
         return None
     if not isinstance(chunk, dict):
@@ -109,17 +106,17 @@ def parse_sse_line(line: str) -> list[Any] | None:
     if not choices:
         return None
     delta = choices[0]["delta"]
-    events: list[Any] = []
+    events: list[AnyStreamEvent] = []
     content = delta.get("content")
     if content:
-        events.append(_TextDelta(content))
+        events.append(StreamEvent.TextDelta(content))
     for tc in delta.get("tool_calls") or ():
         fn = tc.get("function") or {}
         if tc.get("id") is not None:
-            events.append(_ToolCallStart(tc["index"], tc["id"], fn.get("name") or ""))
+            events.append(StreamEvent.ToolCallStart(tc["index"], tc["id"], fn.get("name") or ""))
         arguments = fn.get("arguments")
         if arguments:
-            events.append(_ToolCallDelta(tc["index"], arguments))
+            events.append(StreamEvent.ToolCallDelta(tc["index"], arguments))
     return events or None
 
 
@@ -149,7 +146,7 @@ class StreamAccumulator:
         self._calls: list[_PartialCall] = []
         self._usage: TokenUsage | None = None
 
-    def feed(self, event: Any) -> None:
+    def feed(self, event: AnyStreamEvent) -> None:
         match event:
             case StreamEvent.TextDelta(text=text):
                 self._text.append(text)
@@ -174,7 +171,7 @@ class StreamAccumulator:
             if not partial.name:
                 continue
             try:
-                arguments = _loads(partial.arguments)
+                arguments = json.loads(partial.arguments)
                 invalid = None
             except (ValueError, RecursionError):
                 arguments = None
@@ -192,7 +189,7 @@ class StreamAccumulator:
 
 
 # ---------------------------------------------------------------------------------------------
-# The tolerant path used by the HTTP provider
+# The tolerance in front of it: bytes → payloads → clean events
 # ---------------------------------------------------------------------------------------------
 
 
@@ -253,7 +250,7 @@ class SSEDecoder:
 
 
 def parse_arguments(raw: str) -> tuple[Any, str | None]:
-    """Tool-call argument text → ``(arguments, invalid_text)``.
+    """Tool-call argument text of a complete reply → ``(arguments, invalid_text)``.
 
     Empty text means "no arguments" (``{}``); text that is not JSON gives ``(None, raw)`` so
     the model can be told. A JSON string that itself holds a JSON object (some models encode
@@ -262,12 +259,12 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
     if not raw or raw.isspace():
         return {}, None
     try:
-        value = _loads(raw)
+        value = json.loads(raw)
     except (ValueError, RecursionError):
         return None, raw
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            inner = _loads(value)
+            inner = json.loads(value)
         except (ValueError, RecursionError):
             return value, None
         if isinstance(inner, dict):
@@ -276,7 +273,9 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
 
 
 class _Slot:
-    __slots__ = ("position", "id", "synthetic_id", "name", "args", "started")
+    """One tool call as the server sent it, and how much of it has been handed on."""
+
+    __slots__ = ("position", "id", "synthetic_id", "name", "args", "sent", "streaming", "held")
 
     def __init__(self, position: int, call_id: str | None) -> None:
         self.position = position
@@ -284,7 +283,13 @@ class _Slot:
         self.id = call_id if call_id is not None else f"call_{position}"
         self.name = ""
         self.args: list[str] = []
-        self.started = False
+        self.sent = 0  # how many pieces of ``args`` went out as ToolCallDelta
+        self.streaming = False  # arguments are passed on as they arrive
+        self.held = False  # arguments encoded twice: handed on, decoded once, at close
+
+    @property
+    def started(self) -> bool:
+        return bool(self.name)
 
 
 def _error_text(error: Any) -> tuple[str, Any]:
@@ -323,108 +328,110 @@ def _continues(slot: _Slot, index: int | None, call_id: str | None, name: str | 
     return name is None or not slot.name or (name == slot.name and not slot.args)
 
 
-class TurnAssembler:
-    """Tolerant chunk assembler: payloads in, :class:`StreamEvent` s out, one turn at the end.
+def _decoded_once(raw: str) -> str:
+    """Arguments some models encode twice (a JSON string holding a JSON object) → the object
+    as JSON text; anything else unchanged."""
+    value, invalid = parse_arguments(raw)
+    return compact_json(value) if invalid is None and isinstance(value, dict) else raw
 
-    :meth:`feed` takes one ``data`` payload (bytes or str) and returns the events it produced.
-    Tool calls are matched by id first, then by ``index``, then — for servers that send
-    neither on continuation chunks — to the latest call; repeated ids and names do not start
-    new calls. ``ToolCallStart`` is emitted once per call, as soon as its name is known.
-    Usage (also from a usage-only final chunk with empty ``choices``) is emitted once, just
-    before ``Done``; ``Done`` is emitted exactly once, at ``[DONE]`` or at :meth:`close`.
-    An ``error`` object in the stream raises :class:`~clawnb.errors.StreamError`.
+
+class ChunkNormaliser:
+    """Any OpenAI-compatible server's chunks in, clean :class:`StreamEvent` s out.
+
+    Production streams as the book does — every event goes to :class:`StreamAccumulator`,
+    which builds the turn — and this class is the tolerance in front of it. :meth:`feed`
+    takes one ``data`` payload (bytes or str) and returns the events it produced; the events
+    obey the book's contract whatever the server did:
+
+    * tool calls get contiguous indexes 0, 1, … in the order they appeared. Entries are
+      matched to calls by id first, then by ``index``, then — for servers that send neither on
+      continuation chunks — to the latest call; repeated ids and names do not start new calls.
+    * ``ToolCallStart`` comes once per call, as soon as its name is known (with the arguments
+      received so far in one ``ToolCallDelta`` right after it); nameless calls never start.
+    * the arguments a call's deltas add up to are JSON text: a call that sent none gets ``{}``
+      at the end, and arguments encoded twice are handed on decoded once, at the end. Text
+      that is simply not JSON passes through, so the model can be told.
+    * usage (also from a usage-only final chunk with empty ``choices``) comes once, just
+      before ``Done``; ``Done`` comes exactly once, at ``[DONE]`` or at :meth:`close`.
+
+    Garbage never raises; an ``error`` object in the stream (or ``finish_reason: "error"``)
+    raises :class:`~clawnb.errors.StreamError` with the server's message.
     """
 
     def __init__(self) -> None:
-        self._text: list[str] = []
-        self._reasoning: list[str] = []
         self._slots: list[_Slot] = []
         self._by_index: dict[int, _Slot] = {}
         self._by_id: dict[str, _Slot] = {}
         self._usage: TokenUsage | None = None
         self._broken: bytes | None = None
-        self.finish_reason: str | None = None
         self.done = False
 
-    # -- input --------------------------------------------------------------------------------
-
-    def feed(self, payload: bytes | str) -> list[Any]:
+    def feed(self, payload: bytes | str) -> list[AnyStreamEvent]:
         """One ``data`` payload → events. Never raises for malformed input."""
         if isinstance(payload, str):
             payload = payload.encode("utf-8", "surrogatepass")
         try:
-            chunk = _loads(payload)
+            chunk = json.loads(payload)
         except (ValueError, RecursionError):
-            stripped = payload.strip()
-            if stripped == b"[DONE]":
+            if payload.strip() == b"[DONE]":
                 return self.close()
             return self._recover(payload)
         self._broken = None
-        if type(chunk) is not dict:
-            return []
-        return self.feed_chunk(chunk)
+        return self.feed_chunk(chunk) if isinstance(chunk, dict) else []
 
-    def _recover(self, payload: bytes) -> list[Any]:
+    def _recover(self, payload: bytes) -> list[AnyStreamEvent]:
         """A JSON chunk split over several ``data:`` lines (legal SSE, rare in practice)."""
         if self._broken is not None:
             joined = self._broken + b"\n" + payload
             try:
-                chunk = _loads(joined)
+                chunk = json.loads(joined)
             except (ValueError, RecursionError):
                 self._broken = joined if len(joined) < 1_000_000 else None
                 return []
             self._broken = None
-            return self.feed_chunk(chunk) if type(chunk) is dict else []
+            return self.feed_chunk(chunk) if isinstance(chunk, dict) else []
         self._broken = payload if len(payload) < 1_000_000 else None
         return []
 
-    def feed_chunk(self, chunk: dict[str, Any]) -> list[Any]:
+    def feed_chunk(self, chunk: dict[str, Any]) -> list[AnyStreamEvent]:
         """One decoded chunk object → events."""
         error = chunk.get("error")
         if error or chunk.get("object") == "error":
             message, code = _error_text(error or chunk)
             raise StreamError(message, code=code)
-        events: list[Any] = []
+        events: list[AnyStreamEvent] = []
         usage = chunk.get("usage")
         if usage is None:
             extra = chunk.get("x_groq")  # Groq reports usage here on its last chunk
-            usage = extra.get("usage") if type(extra) is dict else None
+            usage = extra.get("usage") if isinstance(extra, dict) else None
         if usage is not None:
             self._usage = usage_from(usage) or self._usage
         choices = chunk.get("choices")
-        if not choices or type(choices) is not list:
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             return events
         choice = choices[0]
-        if type(choice) is not dict:
-            return events
         delta = choice.get("delta")
         if delta is None:
             delta = choice.get("message")
-        if type(delta) is dict:
+        if isinstance(delta, dict):
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning and type(reasoning) is str:
-                self._reasoning.append(reasoning)
-                events.append(_ReasoningDelta(reasoning))
+            if reasoning and isinstance(reasoning, str):
+                events.append(StreamEvent.ReasoningDelta(reasoning))
             content = delta.get("content")
-            if content:
-                if type(content) is str:
-                    self._text.append(content)
-                    events.append(_TextDelta(content))
-                else:
-                    self._content_parts(content, events)
+            if content and isinstance(content, str):
+                events.append(StreamEvent.TextDelta(content))
+            elif content:
+                self._content_parts(content, events)
             calls = delta.get("tool_calls")
-            if calls and type(calls) is list:
+            if calls and isinstance(calls, list):
                 for tc in calls:
-                    if type(tc) is dict:
+                    if isinstance(tc, dict):
                         self._tool_delta(tc, events)
-        finish = choice.get("finish_reason")
-        if finish and type(finish) is str:
-            self.finish_reason = finish
-            if finish == "error":
-                raise StreamError("the server ended the stream with finish_reason 'error'")
+        if choice.get("finish_reason") == "error":
+            raise StreamError("the server ended the stream with finish_reason 'error'")
         return events
 
-    def _content_parts(self, content: Any, events: list[Any]) -> None:
+    def _content_parts(self, content: Any, events: list[AnyStreamEvent]) -> None:
         """Content sent as a list of typed parts (Mistral's thinking models)."""
         if not isinstance(content, list):
             return
@@ -433,34 +440,46 @@ class TurnAssembler:
                 continue
             kind = part.get("type")
             if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
-                self._text.append(part["text"])
-                events.append(_TextDelta(part["text"]))
+                events.append(StreamEvent.TextDelta(part["text"]))
             elif kind == "thinking":
                 inner = part.get("thinking")
                 pieces = inner if isinstance(inner, list) else [{"text": inner}]
                 for piece in pieces:
                     text = piece.get("text") if isinstance(piece, dict) else None
                     if isinstance(text, str) and text:
-                        self._reasoning.append(text)
-                        events.append(_ReasoningDelta(text))
+                        events.append(StreamEvent.ReasoningDelta(text))
 
-    def _tool_delta(self, tc: dict[str, Any], events: list[Any]) -> None:
+    def _tool_delta(self, tc: dict[str, Any], events: list[AnyStreamEvent]) -> None:
         fn = tc.get("function")
-        if type(fn) is not dict:
+        if not isinstance(fn, dict):
             fn = {}
         index = tc.get("index")
-        if type(index) is not int:
+        if not isinstance(index, int) or isinstance(index, bool):
             index = None
         call_id = tc.get("id")
-        if not call_id or type(call_id) is not str:
+        if not call_id or not isinstance(call_id, str):
             call_id = None
         name = fn.get("name")
-        if not name or type(name) is not str:
+        if not name or not isinstance(name, str):
             name = None
         args = fn.get("arguments")
-        if args is not None and type(args) is not str:
+        if args is not None and not isinstance(args, str):
             args = compact_json(args)
 
+        slot = self._find_slot(index, call_id, name)
+        if call_id is not None:
+            if slot.synthetic_id and not slot.started:
+                slot.id, slot.synthetic_id = call_id, False
+            self._by_id[call_id] = slot
+        if name is not None and not slot.started:
+            slot.name = name
+            events.append(StreamEvent.ToolCallStart(slot.position, slot.id, slot.name))
+        if args:
+            slot.args.append(args)
+        self._hand_on_arguments(slot, events)
+
+    def _find_slot(self, index: int | None, call_id: str | None, name: str | None) -> _Slot:
+        """The call a tool-call entry belongs to; a new one when it continues none."""
         slot = self._by_id.get(call_id) if call_id is not None else None
         reused_id = False
         if slot is not None and index is not None:
@@ -484,52 +503,41 @@ class TurnAssembler:
             self._slots.append(slot)
             if index is not None:
                 self._by_index[index] = slot
-        elif call_id is not None and slot.synthetic_id:
-            slot.id, slot.synthetic_id = call_id, False
-        if call_id is not None:
-            self._by_id[call_id] = slot
-        if name is not None and not slot.name:
-            slot.name = name
-        if args:
-            slot.args.append(args)
-            if slot.started:
-                events.append(_ToolCallDelta(slot.position, args))
-        if not slot.started and slot.name:
-            slot.started = True
-            events.append(_ToolCallStart(slot.position, slot.id, slot.name))
-            if slot.args:
-                events.append(_ToolCallDelta(slot.position, "".join(slot.args)))
+        return slot
 
-    def close(self) -> list[Any]:
-        """``[DONE]`` or end of body: usage (if any) then ``Done`` — once."""
+    def _hand_on_arguments(self, slot: _Slot, events: list[AnyStreamEvent]) -> None:
+        """Pass on the argument text not sent yet — unless it may still need rewriting at
+        :meth:`close`: blanks so far (maybe no arguments at all), or a leading quote (encoded
+        twice)."""
+        if not slot.started or slot.held:
+            return
+        if not slot.streaming:
+            head = "".join(slot.args).lstrip()
+            if not head:
+                return
+            if head.startswith('"'):
+                slot.held = True
+                return
+            slot.streaming = True
+        if slot.sent < len(slot.args):
+            events.append(StreamEvent.ToolCallDelta(slot.position, "".join(slot.args[slot.sent :])))
+            slot.sent = len(slot.args)
+
+    def close(self) -> list[AnyStreamEvent]:
+        """``[DONE]`` or end of body: held-back arguments, usage (if any), then ``Done`` —
+        once."""
         if self.done:
             return []
         self.done = True
-        if self._usage is not None:
-            return [_Usage(self._usage), _Done()]
-        return [_Done()]
-
-    # -- output -------------------------------------------------------------------------------
-
-    @property
-    def started_output(self) -> bool:
-        return bool(self._text or self._reasoning or self._slots)
-
-    def finish(self) -> AssistantTurn:
-        """The assembled turn. Calls without a name are dropped; empty arguments mean ``{}``;
-        arguments that are not JSON are kept as ``invalid_arguments`` (``arguments=None``)."""
-        calls = []
+        events: list[AnyStreamEvent] = []
         for slot in self._slots:
-            if not slot.name:
-                continue
-            arguments, invalid = parse_arguments("".join(slot.args))
-            calls.append(ToolCall(slot.id, slot.name, arguments, invalid))
-        text = "".join(self._text)
-        reasoning = "".join(self._reasoning)
-        return AssistantTurn(
-            text=text or None,
-            tool_calls=calls,
-            stop_reason=StopReason.TOOL_USE if calls else StopReason.STOP,
-            usage=self._usage,
-            reasoning=reasoning or None,
-        )
+            if slot.held:
+                events.append(
+                    StreamEvent.ToolCallDelta(slot.position, _decoded_once("".join(slot.args)))
+                )
+            elif slot.started and not slot.streaming:
+                events.append(StreamEvent.ToolCallDelta(slot.position, "{}"))  # no arguments
+        if self._usage is not None:
+            events.append(StreamEvent.Usage(self._usage))
+        events.append(StreamEvent.Done())
+        return events

@@ -725,44 +725,6 @@ def test_resume_with_no_save_is_refused_not_ignored(tmp_path):
     assert "resumed None" not in proc.stdout
 
 
-def test_two_parallel_calls_with_the_same_id_stay_two_calls():
-    # A server that reused "call_1" for a second parallel call (index 1) had both calls
-    # merged into one, with the arguments '{"path": "a.txt"}{"path": "b.txt"}'.
-    from clawnb.providers.sse import TurnAssembler
-
-    def call(index: int, name: str | None, args: str) -> str:
-        fn = {"arguments": args} | ({"name": name} if name else {})
-        return json.dumps(
-            {
-                "choices": [
-                    {
-                        "index": 0,
-                        "delta": {
-                            "tool_calls": [
-                                {"index": index, "id": "call_1", "type": "function", "function": fn}
-                            ]
-                        },
-                    }
-                ]
-            }
-        )
-
-    assembler = TurnAssembler()
-    for payload in (
-        call(0, "read", '{"path": '),
-        call(1, "read", '{"path": "b.txt"}'),
-        call(0, None, '"a.txt"}'),
-    ):
-        assembler.feed(payload)
-    assembler.close()
-    turn = assembler.finish()
-    assert [(c.name, c.arguments) for c in turn.tool_calls] == [
-        ("read", {"path": "a.txt"}),
-        ("read", {"path": "b.txt"}),
-    ]
-    assert len({c.id for c in turn.tool_calls}) == 2 and turn.tool_calls[0].id == "call_1"
-
-
 def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     # Python switches readline's bracketed paste off, so each pasted line was sent as a
     # message of its own (and later lines could answer the first turn's questions).

@@ -10,6 +10,7 @@ import httpx
 from clawnb.course._http_fixture import LoopbackServer, chunk, chunked_head
 from clawnb.events import StreamEvent
 from clawnb.providers.openai import OpenAICompatProvider
+from clawnb.providers.sse import ChunkNormaliser, SSEDecoder, StreamAccumulator
 from clawnb.types import AssistantTurn, Message
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -25,6 +26,26 @@ def split_lines(raw: bytes) -> list[bytes]:
     if start < len(raw):
         parts.append(raw[start:])
     return parts
+
+
+def assemble_payloads(payloads: Iterable[bytes | str]) -> tuple[AssistantTurn, list]:
+    """``data`` payloads through the normaliser into the book's accumulator, as the provider
+    streams them: the turn, and every event in order (``close`` included)."""
+    normaliser, accumulator = ChunkNormaliser(), StreamAccumulator()
+    events: list = []
+    for payload in payloads:
+        events += normaliser.feed(payload)
+    events += normaliser.close()
+    for event in events:
+        accumulator.feed(event)
+    return accumulator.finish(), events
+
+
+def assemble_bytes(pieces: Iterable[bytes]) -> tuple[AssistantTurn, list]:
+    """Raw body pieces through the SSE decoder, then :func:`assemble_payloads`."""
+    decoder = SSEDecoder()
+    payloads = [payload for piece in pieces for payload in decoder.feed(piece)]
+    return assemble_payloads(payloads + decoder.flush())
 
 
 def mock_provider(parts: Iterable[bytes], *, status: int = 200, **options) -> OpenAICompatProvider:

@@ -7,11 +7,12 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from provider_helpers import check_turn, stream_via_mock
+from provider_helpers import assemble_bytes, check_turn, stream_via_mock
 from provider_variants import VARIANTS
 
 from clawnb.errors import StreamError
-from clawnb.providers.sse import SSEDecoder, TurnAssembler, parse_sse_line
+from clawnb.events import StreamEvent
+from clawnb.providers.sse import ChunkNormaliser, parse_sse_line
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -26,22 +27,10 @@ def cut(raw: bytes, points: list[int]) -> list[bytes]:
     return pieces
 
 
-def assemble(pieces: list[bytes]):
-    decoder, assembler = SSEDecoder(), TurnAssembler()
-    events = []
-    for piece in pieces:
-        for payload in decoder.feed(piece):
-            events += assembler.feed(payload)
-    for payload in decoder.flush():
-        events += assembler.feed(payload)
-    events += assembler.close()
-    return assembler.finish(), events
-
-
 @FAST
 @given(st.sampled_from(VARIANTS), st.lists(st.integers(min_value=0), max_size=40))
 def test_any_chunking_assembles_the_same_turn(variant, points):
-    turn, events = assemble(cut(variant.body, points))
+    turn, events = assemble_bytes(cut(variant.body, points))
     check_turn(turn, events, variant)
 
 
@@ -91,7 +80,7 @@ def _reports_error(value) -> bool:
 @FAST
 @given(st.lists(st.binary(max_size=60) | st.text(max_size=60).map(str.encode), max_size=20))
 def test_garbage_bytes_never_raise(pieces):
-    assemble(pieces)  # must not raise
+    assemble_bytes(pieces)  # must not raise
 
 
 @FAST
@@ -99,9 +88,34 @@ def test_garbage_bytes_never_raise(pieces):
 def test_arbitrary_json_chunks_never_raise(values):
     raw = b"".join(b"data: " + json.dumps(v).encode() + b"\n\n" for v in values)
     try:
-        assemble([raw])
+        assemble_bytes([raw])
     except StreamError:
         assert any(_reports_error(v) for v in values)
+
+
+@FAST
+@given(st.lists(json_values, max_size=10))
+def test_normalised_events_keep_the_book_accumulators_contract(values):
+    # Whatever arrives, the events are what the book's servers send: calls started once each,
+    # numbered 0, 1, ... in order; deltas only for started calls; Done once, last.
+    normaliser = ChunkNormaliser()
+    events = []
+    for value in values:
+        try:
+            events += normaliser.feed(json.dumps(value))
+        except StreamError:
+            return
+    events += normaliser.close()
+    starts = [e.index for e in events if isinstance(e, StreamEvent.ToolCallStart)]
+    assert starts == list(range(len(starts)))
+    started = 0
+    for event in events:
+        if isinstance(event, StreamEvent.ToolCallStart):
+            started += 1
+        elif isinstance(event, StreamEvent.ToolCallDelta):
+            assert event.index < started
+    assert [type(e) for e in events].count(StreamEvent.Done) == 1
+    assert isinstance(events[-1], StreamEvent.Done)
 
 
 @FAST

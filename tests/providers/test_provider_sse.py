@@ -1,17 +1,18 @@
-"""The tolerant decoder/assembler and the book's parser, piece by piece."""
+"""The decoder, the normaliser in front of the book's accumulator, and the book's parser."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from provider_helpers import assemble_payloads
 
 from clawnb.errors import StreamError
 from clawnb.events import StreamEvent
 from clawnb.providers.sse import (
+    ChunkNormaliser,
     SSEDecoder,
     StreamAccumulator,
-    TurnAssembler,
     parse_arguments,
     parse_sse_line,
 )
@@ -69,52 +70,77 @@ def test_decoder_hands_out_a_line_as_soon_as_it_ends():
     assert decoder.feed(b"ond\n") == [b"second"]
 
 
-# --- TurnAssembler ----------------------------------------------------------------------------
+# --- ChunkNormaliser → StreamAccumulator -------------------------------------------------------
 
 
 def assemble(*payloads):
-    assembler = TurnAssembler()
-    events = []
-    for p in payloads:
-        events += assembler.feed(p if isinstance(p, (str, bytes)) else json.dumps(p))
-    events += assembler.close()
-    return assembler.finish(), events
+    return assemble_payloads(p if isinstance(p, (str, bytes)) else json.dumps(p) for p in payloads)
 
 
 def chunk(**delta):
     return {"choices": [{"index": 0, "delta": delta}]}
 
 
-def test_assembler_error_object_raises_with_server_message():
-    assembler = TurnAssembler()
-    assembler.feed(json.dumps(chunk(content="partial")))
+def test_normaliser_error_object_raises_with_server_message():
+    normaliser = ChunkNormaliser()
+    normaliser.feed(json.dumps(chunk(content="partial")))
     with pytest.raises(StreamError, match="Provider disconnected") as info:
-        assembler.feed(json.dumps({"error": {"message": "Provider disconnected", "code": 502}}))
+        normaliser.feed(json.dumps({"error": {"message": "Provider disconnected", "code": 502}}))
     assert info.value.code == 502
 
 
-def test_assembler_error_string_and_object_error_forms():
+def test_normaliser_error_string_and_object_error_forms():
     with pytest.raises(StreamError, match="overloaded"):
-        TurnAssembler().feed('{"error": "overloaded"}')
+        ChunkNormaliser().feed('{"error": "overloaded"}')
     with pytest.raises(StreamError, match="bad things") as info:
-        TurnAssembler().feed('{"object": "error", "message": "bad things", "code": "E42"}')
+        ChunkNormaliser().feed('{"object": "error", "message": "bad things", "code": "E42"}')
     assert info.value.code == "E42"
 
 
-def test_assembler_finish_reason_error_raises():
+def test_normaliser_finish_reason_error_raises():
     with pytest.raises(StreamError):
-        TurnAssembler().feed(json.dumps({"choices": [{"delta": {}, "finish_reason": "error"}]}))
+        ChunkNormaliser().feed(json.dumps({"choices": [{"delta": {}, "finish_reason": "error"}]}))
 
 
-def test_assembler_json_split_over_two_data_lines():
+def test_normaliser_json_split_over_two_data_lines():
     turn, _ = assemble('{"choices":[{"delta":', '{"content":"joined"}}]}')
     assert turn.text == "joined"
 
 
-def test_assembler_garbage_is_ignored():
+def test_normaliser_garbage_is_ignored():
     turn, events = assemble("{not json", "[1,2]", "null", '"str"', chunk(content="ok"))
     assert turn.text == "ok"
     assert events == [StreamEvent.TextDelta("ok"), StreamEvent.Done()]
+
+
+def test_normaliser_gives_a_call_without_arguments_an_empty_object():
+    _, events = assemble(chunk(tool_calls=[{"index": 0, "id": "c", "function": {"name": "now"}}]))
+    assert events == [
+        StreamEvent.ToolCallStart(0, "c", "now"),
+        StreamEvent.ToolCallDelta(0, "{}"),
+        StreamEvent.Done(),
+    ]
+
+
+def test_normaliser_hands_on_arguments_encoded_twice_decoded_once():
+    encoded = json.dumps(json.dumps({"path": "a"}))
+    turn, events = assemble(
+        chunk(tool_calls=[{"index": 0, "id": "c", "function": {"name": "read"}}]),
+        chunk(tool_calls=[{"index": 0, "function": {"arguments": encoded[:5]}}]),
+        chunk(tool_calls=[{"index": 0, "function": {"arguments": encoded[5:]}}]),
+    )
+    assert turn.tool_calls[0].arguments == {"path": "a"}
+    deltas = [e for e in events if isinstance(e, StreamEvent.ToolCallDelta)]
+    assert deltas == [StreamEvent.ToolCallDelta(0, '{"path":"a"}')]  # one, at the end
+
+
+def test_normaliser_streams_ordinary_arguments_as_they_arrive():
+    normaliser = ChunkNormaliser()
+    normaliser.feed(
+        json.dumps(chunk(tool_calls=[{"index": 0, "id": "c", "function": {"name": "w"}}]))
+    )
+    piece = chunk(tool_calls=[{"index": 0, "function": {"arguments": '{"a":'}}])
+    assert normaliser.feed(json.dumps(piece)) == [StreamEvent.ToolCallDelta(0, '{"a":')]
 
 
 def test_deeply_nested_json_never_raises():
@@ -135,7 +161,7 @@ def test_falsy_error_fields_are_not_errors():
     assert turn.text == "ab"
 
 
-def test_assembler_odd_usage_values_are_ignored():
+def test_normaliser_odd_usage_values_are_ignored():
     for usage in (
         '{"prompt_tokens": Infinity}',
         '{"prompt_tokens": "x"}',
@@ -146,24 +172,24 @@ def test_assembler_odd_usage_values_are_ignored():
         assert turn.usage is None
 
 
-def test_assembler_usage_then_done_once():
-    assembler = TurnAssembler()
-    assembler.feed(
+def test_normaliser_usage_then_done_once():
+    normaliser = ChunkNormaliser()
+    normaliser.feed(
         json.dumps({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}})
     )
-    assert assembler.feed("[DONE]") == [StreamEvent.Usage(TokenUsage(3, 4)), StreamEvent.Done()]
-    assert assembler.close() == []
-    assert assembler.feed("[DONE]") == []
+    assert normaliser.feed("[DONE]") == [StreamEvent.Usage(TokenUsage(3, 4)), StreamEvent.Done()]
+    assert normaliser.close() == []
+    assert normaliser.feed("[DONE]") == []
 
 
-def test_assembler_empty_arguments_mean_no_arguments():
+def test_normaliser_empty_arguments_mean_no_arguments():
     turn, _ = assemble(chunk(tool_calls=[{"index": 0, "id": "c", "function": {"name": "now"}}]))
     assert turn.tool_calls[0].arguments == {}
     assert turn.tool_calls[0].invalid_arguments is None
     assert turn.stop_reason == StopReason.TOOL_USE
 
 
-def test_assembler_arguments_sent_as_an_object():
+def test_normaliser_arguments_sent_as_an_object():
     turn, events = assemble(
         chunk(tool_calls=[{"id": "c", "function": {"name": "read", "arguments": {"path": "a"}}}])
     )
@@ -171,13 +197,13 @@ def test_assembler_arguments_sent_as_an_object():
     assert StreamEvent.ToolCallDelta(0, '{"path":"a"}') in events
 
 
-def test_assembler_nameless_call_is_dropped_and_never_started():
+def test_normaliser_nameless_call_is_dropped_and_never_started():
     turn, events = assemble(chunk(tool_calls=[{"index": 0, "function": {"arguments": "{}"}}]))
     assert turn.tool_calls == []
     assert not any(isinstance(e, StreamEvent.ToolCallStart) for e in events)
 
 
-def test_assembler_arguments_before_name_are_delivered_after_start():
+def test_normaliser_arguments_before_name_are_delivered_after_start():
     turn, events = assemble(
         chunk(tool_calls=[{"index": 0, "id": "c", "function": {"arguments": '{"a":'}}]),
         chunk(tool_calls=[{"index": 0, "function": {"name": "f", "arguments": "1}"}}]),
@@ -189,7 +215,28 @@ def test_assembler_arguments_before_name_are_delivered_after_start():
     ]
 
 
-def test_assembler_mistral_content_parts_with_thinking():
+def test_two_parallel_calls_with_the_same_id_stay_two_calls():
+    # A server that reused "call_1" for a second parallel call (index 1) had both calls
+    # merged into one, with the arguments '{"path": "a.txt"}{"path": "b.txt"}'.
+    def call(index: int, name: str | None, args: str) -> dict:
+        fn = {"arguments": args} | ({"name": name} if name else {})
+        return chunk(
+            tool_calls=[{"index": index, "id": "call_1", "type": "function", "function": fn}]
+        )
+
+    turn, _ = assemble(
+        call(0, "read", '{"path": '),
+        call(1, "read", '{"path": "b.txt"}'),
+        call(0, None, '"a.txt"}'),
+    )
+    assert [(c.name, c.arguments) for c in turn.tool_calls] == [
+        ("read", {"path": "a.txt"}),
+        ("read", {"path": "b.txt"}),
+    ]
+    assert len({c.id for c in turn.tool_calls}) == 2 and turn.tool_calls[0].id == "call_1"
+
+
+def test_normaliser_mistral_content_parts_with_thinking():
     turn, _ = assemble(
         chunk(content=[{"type": "thinking", "thinking": [{"type": "text", "text": "hmm"}]}]),
         chunk(content=[{"type": "text", "text": "answer"}]),
