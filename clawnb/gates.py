@@ -10,7 +10,10 @@ StreamingAgent, PlanAgent) accepts as ``gate=``. For each call:
 3. **permission** — ``Deny`` refuses it; ``Ask`` awaits the front end's approval callback with
    an :class:`~clawnb.events.ApprovalRequest`: *allow once* runs it, *allow for session* records
    a session allow and runs it, *deny* refuses it with the person's reason. Without a callback an
-   ``Ask`` is a refusal that says so. Approvals are asked one at a time;
+   ``Ask`` is a refusal that says so. Approvals are asked one at a time. Before asking, a tool
+   that can preview its change (``preview(args)``, :class:`~clawnb.tools.base.Previewing`)
+   computes it: a failing check becomes the result without a question, otherwise the exact
+   change travels in the request's ``details["preview"]``;
 4. the tool runs (the executor does that);
 5. **post-tool hooks** — a ``Block`` here cannot undo the call; its reason is appended to the
    result so the model learns about it.
@@ -45,6 +48,7 @@ from .safety import (
     SafetyCheck,
     SafetyViolation,
 )
+from .tools.base import ToolError
 from .types import Tool, ToolCall
 
 __all__ = ["GatePipeline", "build_gate"]
@@ -179,15 +183,19 @@ class GatePipeline(Gate):
                 return Refusal(
                     f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
                 )
-            request = ApprovalRequest(
-                call,
-                tool_summary(call).strip(),
-                decision.reason,
-                {
-                    "mode": self.permissions.mode.value if self.permissions.mode else None,
-                    "rule": decision.rule.pattern if decision.rule else None,
-                },
-            )
+            details: dict[str, Any] = {
+                "mode": self.permissions.mode.value if self.permissions.mode else None,
+                "rule": decision.rule.pattern if decision.rule else None,
+            }
+            previewer = getattr(tool, "preview", None)
+            if callable(previewer):
+                try:
+                    details["preview"] = await previewer(call.arguments)
+                except ToolError as exc:
+                    # bound to fail (unread file, no unique match, changed on disk): the
+                    # failure is the result, nobody is asked to approve it
+                    return Refusal(f"error: {exc}", "error")
+            request = ApprovalRequest(call, tool_summary(call).strip(), decision.reason, details)
             try:
                 answer = await self.approve(request)
             except (asyncio.CancelledError, KeyboardInterrupt):

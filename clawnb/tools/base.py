@@ -4,18 +4,27 @@ per-session :class:`FileState` (which files the agent has read, and when).
 A tool is any object with a ``definition`` and an ``async call(args) -> str`` (see
 :class:`clawnb.types.Tool`). Subclassing :class:`BaseTool` is optional; it only supplies the
 fail-closed metadata defaults: not read-only, not concurrency-safe.
+
+A tool that changes files can also offer ``async preview(args) -> ChangePreview``
+(:class:`Previewing`): it runs the same checks as ``call`` and computes the exact change,
+without touching the disk. A front end shows that change *before* asking the user, and a
+failing check becomes the call's result without a question (see
+:func:`clawnb.gates.GatePipeline`).
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..types import ToolDefinition
 
 __all__ = [
     "BaseTool",
+    "ChangePreview",
+    "Previewing",
     "FileState",
     "ToolError",
     "optional_int",
@@ -27,6 +36,35 @@ __all__ = [
 
 class ToolError(Exception):
     """A tool failed; the loop shows the model ``error: {message}``."""
+
+
+@dataclass(frozen=True)
+class ChangePreview:
+    """The change a mutating call will make, computed before it runs.
+
+    ``summary`` is one line for a person ("new file, 3 lines", "overwrites 12 lines",
+    "2 lines changed"); ``diff`` is a unified diff with line numbers and context against the
+    file as it is on disk now (for a new file: every line as an addition); ``before`` is the
+    current text (``None`` for a new file) and ``after`` the text the call will leave.
+    ``call`` produces exactly ``after`` while the file is unchanged (the read-before-edit
+    stamp refuses a file that changed since it was read).
+    """
+
+    path: str
+    kind: str  # "edit" | "create" | "overwrite"
+    summary: str
+    diff: str
+    after: str
+    before: str | None = None
+
+
+@runtime_checkable
+class Previewing(Protocol):
+    """A tool whose calls can be previewed (see :class:`ChangePreview`). ``preview`` raises
+    :class:`ToolError` with the message ``call`` would fail with, so a call that is bound to
+    fail is never put to the user."""
+
+    async def preview(self, args: Any) -> ChangePreview: ...
 
 
 class BaseTool:

@@ -13,7 +13,10 @@ Beyond the book:
 * the result shows a small diff with line numbers, so the model sees what changed;
 * the write is atomic (see :func:`clawnb.tools.write.atomic_write`) and goes through symlinks;
 * with a shared :class:`~clawnb.tools.base.FileState` the file must have been read first and
-  be unchanged on disk since (read-before-edit).
+  be unchanged on disk since (read-before-edit);
+* :meth:`EditTool.preview` runs every one of those checks and computes the exact diff without
+  writing, so a front end can show the real change (line numbers, context) before asking —
+  ``call`` applies the very same computation.
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ToolDefinition
-from .base import FileState, FileTool, ToolError, require_str, resolve_path
+from .base import ChangePreview, FileState, FileTool, ToolError, require_str, resolve_path
 from .write import atomic_write, real_target
 
-__all__ = ["EditTool", "find_unique", "normalize_quotes", "render_diff"]
+__all__ = ["EditTool", "change_counts", "find_unique", "normalize_quotes", "render_diff"]
 
 _QUOTES = str.maketrans(
     {
@@ -43,6 +46,8 @@ _QUOTES = str.maketrans(
 
 # Longest diff shown in a result; the file itself is always fully edited.
 MAX_DIFF_LINES = 40
+# Longest diff a preview carries (a person reviews it in a scrolling box before approving).
+PREVIEW_DIFF_LINES = 2000
 
 
 class OldStringNotFound(ToolError):
@@ -81,7 +86,7 @@ def find_unique(text: str, old: str, shown: str) -> tuple[int, int, str]:
     raise OldStringNotFound(f"old_string not found in '{shown}'")
 
 
-def render_diff(before: str, after: str, context: int = 2) -> str:
+def render_diff(before: str, after: str, context: int = 2, max_lines: int = MAX_DIFF_LINES) -> str:
     """A compact unified diff with a line number on every line::
 
     @@ -2,3 +2,4 @@
@@ -93,6 +98,10 @@ def render_diff(before: str, after: str, context: int = 2) -> str:
     """
     old_lines = [line.removesuffix("\r") for line in before.split("\n")]
     new_lines = [line.removesuffix("\r") for line in after.split("\n")]
+    if before.endswith("\n") and after.endswith("\n"):
+        # both end with a newline: the empty "line" after it is not a line of the file
+        old_lines.pop()
+        new_lines.pop()
     out: list[str] = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for group in matcher.get_grouped_opcodes(context):
@@ -107,10 +116,21 @@ def render_diff(before: str, after: str, context: int = 2) -> str:
                 out += [f"-{a + 1:>5} | {old_lines[a]}" for a in range(a1, a2)]
             if tag in ("replace", "insert"):
                 out += [f"+{b + 1:>5} | {new_lines[b]}" for b in range(b1, b2)]
-    if len(out) > MAX_DIFF_LINES:
-        hidden = len(out) - MAX_DIFF_LINES
-        out = out[:MAX_DIFF_LINES] + [f"… ({hidden} more diff lines)"]
+    if len(out) > max_lines:
+        hidden = len(out) - max_lines
+        out = out[:max_lines] + [f"… ({hidden} more diff lines)"]
     return "\n".join(out)
+
+
+def change_counts(before: str, after: str) -> tuple[int, int]:
+    """``(removed, added)`` lines between two texts."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    removed = added = 0
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if tag != "equal":
+            removed += a2 - a1
+            added += b2 - b1
+    return removed, added
 
 
 class EditTool(FileTool):
@@ -132,7 +152,8 @@ class EditTool(FileTool):
             .param("new_string", "string", "The replacement string", True)
         )
 
-    async def call(self, args: Any) -> str:
+    def _checked(self, args: Any) -> tuple[str, Path, str, str]:
+        """The argument and read-before-edit checks ``preview`` and ``call`` share."""
         path = require_str(args, "path")
         old = require_str(args, "old_string")
         new = require_str(args, "new_string")
@@ -143,6 +164,27 @@ class EditTool(FileTool):
         target = real_target(resolve_path(path, self.workspace))
         if self.file_state is not None:
             self.file_state.check_fresh(target, "editing", path)
+        return path, target, old, new
+
+    async def preview(self, args: Any) -> ChangePreview:
+        """The exact change ``call(args)`` would make now, or the :class:`ToolError` it would
+        fail with; nothing is written."""
+        path, target, old, new = self._checked(args)
+        before, after, _how = await asyncio.to_thread(self._plan, path, target, old, new)
+        removed, added = change_counts(before, after)
+        first = _first_changed_line(before, after)
+        summary = f"line {first}: {removed} removed, {added} added"
+        return ChangePreview(
+            path=path,
+            kind="edit",
+            summary=summary,
+            diff=render_diff(before, after, max_lines=PREVIEW_DIFF_LINES),
+            after=after,
+            before=before,
+        )
+
+    async def call(self, args: Any) -> str:
+        path, target, old, new = self._checked(args)
         before, after, how = await asyncio.to_thread(self._edit, path, target, old, new)
         if self.file_state is not None:
             self.file_state.record(target)
@@ -154,8 +196,18 @@ class EditTool(FileTool):
         diff = render_diff(before, after) or "(no change: the file already read like that)"
         return f"edited {path}{note}\n\n{diff}"
 
+    @classmethod
+    def _edit(cls, shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:
+        before, after, how = cls._plan(shown, target, old, new)
+        try:
+            atomic_write(target, after.encode("utf-8", errors="replace"))
+        except OSError as exc:
+            raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
+        return before, after, how
+
     @staticmethod
-    def _edit(shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:
+    def _plan(shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:
+        """``(before, after, how)`` for the edit, computed from the file on disk."""
         try:
             data = target.read_bytes()
         except OSError as exc:
@@ -179,9 +231,13 @@ class EditTool(FileTool):
             start, end, _ = find_unique(text, old_crlf, shown)
             new = new.replace("\r\n", "\n").replace("\n", "\r\n")
             how = "crlf"
-        after = text[:start] + new + text[end:]
-        try:
-            atomic_write(target, after.encode("utf-8", errors="replace"))
-        except OSError as exc:
-            raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
-        return text, after, how
+        return text, text[:start] + new + text[end:], how
+
+
+def _first_changed_line(before: str, after: str) -> int:
+    """1-based number of the first line that differs (where the change starts)."""
+    old, new = before.split("\n"), after.split("\n")
+    for i, (a, b) in enumerate(zip(old, new, strict=False)):
+        if a != b:
+            return i + 1
+    return min(len(old), len(new)) + 1

@@ -11,7 +11,9 @@ Beyond the book:
 * writing through a symlink replaces the file the link points to, not the link;
 * an existing file keeps its permission bits; a new one gets the usual ``0o666 & ~umask``;
 * with a shared :class:`~clawnb.tools.base.FileState`, overwriting an existing file the agent
-  never read (or that changed on disk since it read it) is refused (read-before-edit).
+  never read (or that changed on disk since it read it) is refused (read-before-edit);
+* :meth:`WriteTool.preview` says "new file, N lines" or "overwrites N lines" and gives the
+  content (new file) or its diff against the file on disk, after the same checks as ``call``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ToolDefinition
-from .base import FileState, FileTool, ToolError, require_str, resolve_path
+from .base import ChangePreview, FileState, FileTool, ToolError, require_str, resolve_path
 
 __all__ = ["WriteTool", "atomic_write"]
 
@@ -86,12 +88,23 @@ class WriteTool(FileTool):
             .param("content", "string", "The content to write to the file", True)
         )
 
-    async def call(self, args: Any) -> str:
+    def _checked(self, args: Any) -> tuple[str, str, Path]:
+        """The argument and read-before-edit checks ``preview`` and ``call`` share."""
         path = require_str(args, "path")
         content = require_str(args, "content")
         target = real_target(resolve_path(path, self.workspace))
         if self.file_state is not None:
             self.file_state.check_fresh(target, "overwriting", path)
+        return path, content, target
+
+    async def preview(self, args: Any) -> ChangePreview:
+        """What ``call(args)`` would do now: a new file's content, or the diff against the file
+        it overwrites; the :class:`ToolError` ``call`` would raise otherwise. Writes nothing."""
+        path, content, target = self._checked(args)
+        return await asyncio.to_thread(_preview_write, path, content, target)
+
+    async def call(self, args: Any) -> str:
+        path, content, target = self._checked(args)
         await asyncio.to_thread(self._write, path, target, content)
         if self.file_state is not None:
             self.file_state.record(target)
@@ -111,3 +124,52 @@ class WriteTool(FileTool):
             atomic_write(target, content.encode("utf-8", errors="replace"))
         except OSError as exc:
             raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
+
+
+def _line_count(text: str) -> int:
+    return len(text.splitlines())
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _preview_write(shown: str, content: str, target: Path) -> ChangePreview:
+    from .edit import PREVIEW_DIFF_LINES, change_counts, render_diff
+
+    if target.is_dir():
+        raise ToolError(f"failed to write '{shown}': it is a directory")
+    after = content.encode("utf-8", errors="replace").decode("utf-8")
+    try:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        data = None
+    except OSError as exc:
+        raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
+    if data is None:
+        rows = after.split("\n")
+        if rows and rows[-1] == "":
+            rows.pop()
+        shown_rows = [f"+{i + 1:>5} | {row}" for i, row in enumerate(rows[:PREVIEW_DIFF_LINES])]
+        if len(rows) > PREVIEW_DIFF_LINES:
+            shown_rows.append(f"… ({len(rows) - PREVIEW_DIFF_LINES} more lines)")
+        diff = "\n".join([f"@@ -0,0 +1,{len(rows)} @@", *shown_rows]) if rows else ""
+        summary = f"new file, {_plural(_line_count(after), 'line')}"
+        return ChangePreview(shown, "create", summary, diff, after, None)
+    try:
+        before = data.decode("utf-8")
+    except UnicodeDecodeError:
+        summary = (
+            f"overwrites a file that is not UTF-8 text ({_plural(len(data), 'byte')}) "
+            f"with {_plural(_line_count(after), 'line')}"
+        )
+        diff = render_diff("", after, max_lines=PREVIEW_DIFF_LINES)
+        return ChangePreview(shown, "overwrite", summary, diff, after, None)
+    removed, added = change_counts(before, after)
+    summary = f"overwrites {_plural(_line_count(before), 'line')}"
+    if before == after:
+        summary += " (no change)"
+    else:
+        summary += f": {removed} removed, {added} added"
+    diff = render_diff(before, after, max_lines=PREVIEW_DIFF_LINES)
+    return ChangePreview(shown, "overwrite", summary, diff, after, before)
