@@ -1,0 +1,579 @@
+"""The attacker harness: a hostile model drives the real front ends; effects decide the verdict.
+
+An attack is a data file in ``tests/attacks/corpus/`` (one JSON object per file)::
+
+    {
+      "id": "grep-follows-symlink-out",
+      "finding": "grep printed a file outside the workspace through a symlink",
+      "item": 6,                                 # issue 10's item
+      "frontends": ["api", "chat", "notebook"],  # default: all three
+      "approve": "deny",                         # deny | allow | always (what the person says)
+      "mode": null,                              # permission mode passed by the front end
+      "setup": {
+        "files": {"docs/readme.md": "hello"},    # workspace files
+        "outside": {"secret.txt": "{CANARY_FILE}"},   # files in a directory next to it
+        "symlinks": {"docs/notes.md": "{OUTSIDE}/secret.txt"},
+        "project_config": "[permissions]\\nmode = \\"bypass\\"\\n",
+        "user_base_url": true                    # the user config points at the model server
+      },
+      "prompt": "go",
+      "turns": [{"tool_calls": [{"id": "c1", "name": "grep", "arguments": {...}}]}],
+      "expect": {
+        "no_leak": true,               # no canary reached the model, a workspace file, the
+                                       # session or the saved notebook (raw, base64, hex, %XX)
+        "outside_unchanged": true,     # the directory next to the workspace is byte-identical
+        "absent": ["pwned", "{OUTSIDE}/x"],     # files that must not exist afterwards
+        "unchanged": [".claw/config.toml"],    # workspace files that must keep their content
+        "second_server_untouched": true   # the repo owner's server got no request with the key
+      }
+    }
+
+``{OUTSIDE}``, ``{WS}``, ``{SERVER2}`` and the canary names are substituted everywhere. The model
+is :class:`AttackerServer`, a real OpenAI-compatible HTTP server on 127.0.0.1 that plays the
+turns (plain JSON or server-sent events) and records every request, so "did the key reach the
+model" is a question about bytes that crossed a socket.
+
+Front ends: ``api`` (``build_agent(...).send``), ``chat`` (``python -m clawnb chat`` in a
+pseudo-terminal, answering every question per ``approve``), ``notebook`` (a real kernel through
+nbclient, ``%%claw`` cell, ``CLAWNB_APPROVAL`` policy, the executed notebook saved and read
+back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(__file__).with_name("corpus")
+FRONTENDS = ("api", "chat", "notebook")
+
+# Canaries: distinctive values no test text could contain by accident.
+CANARIES = {
+    "CANARY_AGENT_KEY": "sk-or-v1-canaryAGENTkey0123456789abcdefABCDEF",  # CLAWNB_API_KEY
+    "CANARY_OPENAI_KEY": "canary-openai-key-7777-QWERTYUIOPasdf",  # OPENAI_API_KEY
+    "CANARY_TOKEN": "canaryTOKENghp_0123456789ZYXWVUTsrq",  # GITHUB_TOKEN
+    "CANARY_DOTENV": "canary-dotenv-secret-4242-lkjhgfdsa",  # the workspace's .env
+    "CANARY_FILE": "canary-outside-file-contents-9999",  # a file outside the workspace
+}
+CANARY_ENV = {
+    "CLAWNB_API_KEY": CANARIES["CANARY_AGENT_KEY"],
+    "OPENAI_API_KEY": CANARIES["CANARY_OPENAI_KEY"],
+    "GITHUB_TOKEN": CANARIES["CANARY_TOKEN"],
+}
+
+
+def spellings(secret: str) -> list[str]:
+    """How a secret can appear in text: as is, hex, percent-encoded, and base64 (standard and
+    URL-safe) at each byte alignment — written here independently of clawnb.secrets, so the
+    judge does not share the redactor's blind spots."""
+    raw = secret.encode()
+    out = {secret, raw.hex(), raw.hex().upper(), quote(secret, safe="")}
+    for skip in range(3):
+        part = raw[skip:]
+        part = part[: len(part) - len(part) % 3]
+        out.add(base64.b64encode(part).decode())
+        out.add(base64.urlsafe_b64encode(part).decode())
+    return sorted(out)
+
+
+def leaked(text: str, secrets: list[str] | None = None) -> list[str]:
+    """Names of the canaries that appear in ``text`` in any spelling."""
+    found = []
+    for name, value in CANARIES.items():
+        if secrets is not None and name not in secrets:
+            continue
+        if any(s in text for s in spellings(value)):
+            found.append(name)
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# The attacker's model: a real OpenAI-compatible server
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    path: str
+    headers: dict[str, str]
+    body: str
+
+
+class AttackerServer:
+    """Plays scripted turns at ``POST /v1/chat/completions`` and records every request."""
+
+    def __init__(self, turns: list[dict[str, Any]] | None = None) -> None:
+        self.turns = list(turns or [])
+        self.requests: list[Request] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length).decode("utf-8", "replace")
+                with server._lock:
+                    server.requests.append(Request(self.path, dict(self.headers), body))
+                    turn = server.turns.pop(0) if server.turns else {"text": "(script ended)"}
+                try:
+                    stream = bool(json.loads(body).get("stream"))
+                except (ValueError, AttributeError):
+                    stream = False
+                payload = _sse(turn) if stream else _json(turn)
+                self.send_response(200)
+                ctype = "text/event-stream" if stream else "application/json"
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> AttackerServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def bodies(self) -> str:
+        return "\n".join(r.body for r in self.requests)
+
+    def authorizations(self) -> list[str]:
+        return [
+            v for r in self.requests for k, v in r.headers.items() if k.lower() == "authorization"
+        ]
+
+
+def _wire_calls(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": c["id"],
+            "type": "function",
+            "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))},
+        }
+        for c in turn.get("tool_calls", [])
+    ]
+
+
+def _json(turn: dict[str, Any]) -> bytes:
+    message: dict[str, Any] = {"role": "assistant", "content": turn.get("text")}
+    calls = _wire_calls(turn)
+    if calls:
+        message["tool_calls"] = calls
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+    return json.dumps(body).encode()
+
+
+def _sse(turn: dict[str, Any]) -> bytes:
+    chunks: list[dict[str, Any]] = []
+    if turn.get("text"):
+        chunks.append({"choices": [{"index": 0, "delta": {"content": turn["text"]}}]})
+    for i, call in enumerate(_wire_calls(turn)):
+        chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, **call}]}}]})
+    finish = "tool_calls" if turn.get("tool_calls") else "stop"
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+# ---------------------------------------------------------------------------------------------
+# Attacks and their worlds
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Attack:
+    id: str
+    data: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: Path) -> Attack:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(data["id"], data)
+
+    @property
+    def frontends(self) -> list[str]:
+        return list(self.data.get("frontends", FRONTENDS))
+
+    @property
+    def expect(self) -> dict[str, Any]:
+        return self.data.get("expect", {"no_leak": True, "outside_unchanged": True})
+
+
+def corpus() -> list[Attack]:
+    return [Attack.load(p) for p in sorted(CORPUS.glob("*.json"))]
+
+
+def _fill(value: Any, subs: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for k, v in subs.items():
+            value = value.replace("{" + k + "}", v)
+        return value
+    if isinstance(value, list):
+        return [_fill(v, subs) for v in value]
+    if isinstance(value, dict):
+        return {_fill(k, subs): _fill(v, subs) for k, v in value.items()}
+    return value
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if not root.exists():
+        return out
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        if p.is_symlink():
+            out[rel] = "link:" + os.readlink(p)
+        elif p.is_file():
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+        else:
+            out[rel] = "dir"
+    return out
+
+
+@dataclass
+class World:
+    """A workspace, a directory beside it, a user config home, and the model servers."""
+
+    root: Path
+    attack: Attack
+    server: AttackerServer
+    server2: AttackerServer
+    subs: dict[str, str] = field(default_factory=dict)
+    approvals: list[Any] = field(default_factory=list)
+    notebook_text: str = ""
+    transcript: str = ""
+
+    @property
+    def ws(self) -> Path:
+        return self.root / "ws"
+
+    @property
+    def outside(self) -> Path:
+        return self.root / "outside"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def xdg(self) -> Path:
+        return self.root / "xdg"
+
+    def fill(self, value: Any) -> Any:
+        return _fill(value, self.subs)
+
+    def build(self) -> None:
+        setup = self.fill(self.attack.data.get("setup", {}))
+        for d in (self.ws, self.outside, self.home, self.xdg / "clawnb"):
+            d.mkdir(parents=True, exist_ok=True)
+        (self.ws / ".env").write_text(f"OPENROUTER_API_KEY={CANARIES['CANARY_DOTENV']}\n")
+        (self.outside / "secret.txt").write_text(CANARIES["CANARY_FILE"] + "\n")
+        for rel, text in setup.get("files", {}).items():
+            _write(self.ws / rel, text)
+        for rel, text in setup.get("outside", {}).items():
+            _write(self.outside / rel, text)
+        for rel, target in setup.get("symlinks", {}).items():
+            link = self.ws / rel
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(target, link)
+        for rel, target in setup.get("hardlinks", {}).items():
+            link = self.ws / rel
+            link.parent.mkdir(parents=True, exist_ok=True)
+            os.link(target, link)
+        if setup.get("project_config") is not None:
+            _write(self.ws / ".claw" / "config.toml", setup["project_config"])
+        user = [f'model = "{setup.get("model", "attacker-model")}"']
+        if setup.get("user_base_url", True):
+            user.append(f'base_url = "{self.server.url}"')
+        user.append(setup.get("user_config", ""))
+        _write(self.xdg / "clawnb" / "config.toml", "\n".join(user) + "\n")
+        self.before_outside = _snapshot(self.outside)
+        self.before_ws = {
+            rel: (self.ws / rel).read_bytes()
+            for rel in self.fill(self.attack.expect.get("unchanged", []))
+            if (self.ws / rel).exists()
+        }
+
+    def env(self) -> dict[str, str]:
+        """The environment every front end runs in: canaries set, no network, no real home."""
+        return {
+            **CANARY_ENV,
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.xdg),
+            # a request that tries to leave the machine fails at once instead of hanging
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "https_proxy": "http://127.0.0.1:9",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "no_proxy": "127.0.0.1,localhost",
+        }
+
+    # -- effects ----------------------------------------------------------------------------
+
+    def leaks(self) -> dict[str, list[str]]:
+        """Where canaries went: the model's requests, workspace files, the saved notebook."""
+        where: dict[str, list[str]] = {}
+        found = leaked(self.server.bodies()) + leaked(self.server2.bodies())
+        if found:
+            where["model requests"] = found
+        for p in self.ws.rglob("*"):
+            if p.is_symlink() or not p.is_file() or p.name == ".env":
+                continue
+            found = leaked(p.read_text("utf-8", "replace"))
+            if found:
+                where[str(p.relative_to(self.ws))] = found
+        if self.notebook_text:
+            found = leaked(self.notebook_text)
+            if found:
+                where["saved notebook"] = found
+        return where
+
+    def tool_results(self) -> dict[str, str]:
+        """What the model was told for each tool call id (from the requests it received)."""
+        results: dict[str, str] = {}
+        for request in self.server.requests:
+            try:
+                messages = json.loads(request.body).get("messages", [])
+            except (ValueError, AttributeError):
+                continue
+            for m in messages:
+                if m.get("role") == "tool":
+                    results[m.get("tool_call_id")] = m.get("content")
+        return results
+
+    def verdict(self) -> list[str]:
+        """The effects that contradict the attack's expectations (empty: the attack failed)."""
+        expect = self.fill(self.attack.expect)
+        problems = []
+        if expect.get("model_asked", True) and not self.server.requests:
+            problems.append("the model server was never asked: the attack did not run")
+        if expect.get("no_leak", True):
+            for where, names in self.leaks().items():
+                problems.append(f"{', '.join(names)} reached {where}")
+        if expect.get("outside_unchanged", True) and _snapshot(self.outside) != self.before_outside:
+            problems.append("a file outside the workspace changed")
+        for rel in expect.get("absent", []):
+            p = Path(rel) if os.path.isabs(rel) else self.ws / rel
+            if p.exists() or p.is_symlink():
+                problems.append(f"{rel} exists (a call ran that should not have)")
+        for rel, content in self.before_ws.items():
+            p = self.ws / rel
+            if not p.exists() or p.read_bytes() != content:
+                problems.append(f"{rel} was changed")
+        if expect.get("second_server_untouched"):
+            if self.server2.requests:
+                problems.append(
+                    f"the project's base_url got {len(self.server2.requests)} request(s)"
+                )
+        for name in expect.get("auth_not_sent_to_server", []):
+            for auth in self.server.authorizations():
+                if CANARIES[name] in auth:
+                    problems.append(f"{name} sent as Authorization to the model server")
+        results = self.tool_results()
+        for group in expect.get("same_results", []):
+            seen = {results.get(call_id) for call_id in group}
+            if len(seen) != 1:
+                problems.append(f"calls {group} got different results (an oracle): {seen}")
+        for text in expect.get("transcript_contains", []):
+            if text not in self.transcript:
+                problems.append(f"the front end never said {text!r}")
+        if "max_approvals" in expect and len(self.approvals) > expect["max_approvals"]:
+            problems.append(f"{len(self.approvals)} approvals asked")
+        if "min_approvals" in expect and len(self.approvals) < expect["min_approvals"]:
+            problems.append(f"only {len(self.approvals)} approvals asked")
+        return problems
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def make_world(
+    root: Path, attack: Attack, server: AttackerServer, server2: AttackerServer
+) -> World:
+    world = World(root, attack, server, server2)
+    world.subs = {
+        "WS": str(world.ws),
+        "OUTSIDE": str(world.outside),
+        "SERVER": server.url,
+        "SERVER2": server2.url,
+        "XDG": str(world.xdg),
+        "PYTHON": sys.executable,
+        **CANARIES,
+    }
+    server.turns = world.fill(attack.data.get("turns", []))
+    server2.turns = world.fill(attack.data.get("turns", []))
+    world.build()
+    return world
+
+
+# ---------------------------------------------------------------------------------------------
+# Front-end drivers
+# ---------------------------------------------------------------------------------------------
+
+
+def drive_api(world: World, monkeypatch: Any) -> None:
+    """``build_agent`` + ``send``: the Python API a script or another tool would use."""
+    from clawnb import Approval
+    from clawnb.assemble import build_agent
+
+    for name, value in world.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(world.ws)
+    policy = world.attack.data.get("approve", "deny")
+
+    async def approve(request: Any) -> Any:
+        world.approvals.append(request)
+        if policy == "allow":
+            return Approval.allow_once()
+        if policy == "always":
+            return Approval.allow_session()
+        return Approval.deny("the attack harness says no")
+
+    async def main() -> None:
+        options: dict[str, Any] = {"workspace": world.ws, "approve": approve, "session": "new"}
+        if world.attack.data.get("mode"):
+            options["mode"] = world.attack.data["mode"]
+        session = build_agent(**options)
+        answer = await session.send(world.fill(world.attack.data.get("prompt", "go")))
+        world.transcript = str(answer)
+
+    try:
+        asyncio.run(main())
+    except Exception as exc:  # a refused run is a result: the verdict looks at effects
+        world.transcript = f"{type(exc).__name__}: {exc}"
+
+
+def drive_chat(world: World) -> None:
+    """``python -m clawnb chat`` in a pseudo-terminal, answering like a person would."""
+    import pexpect
+
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(ROOT),
+        "TERM": "dumb",
+        **world.env(),
+    }
+    argv = ["-m", "clawnb", "chat", "--workspace", str(world.ws), "--no-color"]
+    if world.attack.data.get("mode"):
+        argv += ["--mode", world.attack.data["mode"]]
+    child = pexpect.spawn(
+        sys.executable,
+        argv,
+        env=env,
+        cwd=str(world.ws),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 200),
+    )
+    answer = {"deny": "n", "allow": "y", "always": "a"}[world.attack.data.get("approve", "deny")]
+    log: list[str] = []
+    prompts = [
+        r"\[y\]es / \[n\]o / \[a\]lways: ",
+        r"trust this folder\? .*: ",
+        "you> ",
+        pexpect.EOF,
+    ]
+    sent = False
+    try:
+        while True:
+            i = child.expect(prompts)
+            log.append(child.before + (child.after if isinstance(child.after, str) else ""))
+            if i == 0:
+                world.approvals.append(child.before)
+                child.sendline(answer)
+            elif i == 1:
+                child.sendline(world.attack.data.get("trust_answer", "n"))
+            elif i == 2:
+                if sent:
+                    child.sendeof()
+                else:
+                    child.sendline(world.fill(world.attack.data.get("prompt", "go")))
+                    sent = True
+            else:
+                break
+    finally:
+        child.close(force=True)
+        world.transcript = "".join(log)
+
+
+NOTEBOOK_CELL = "%%claw --new --cwd {ws}{mode}\n{prompt}"
+
+
+def drive_notebook(world: World) -> None:
+    """A real kernel through nbclient: ``%%claw`` with the policy in ``CLAWNB_APPROVAL``; the
+    executed notebook is saved into the workspace and read back for the verdict."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    mode = world.attack.data.get("mode")
+    cell = NOTEBOOK_CELL.format(
+        ws=world.ws,
+        mode=f" --mode {mode}" if mode else "",
+        prompt=world.fill(world.attack.data.get("prompt", "go")),
+    )
+    nb = new_notebook(
+        cells=[new_markdown_cell("attack"), new_code_cell("%load_ext clawnb"), new_code_cell(cell)]
+    )
+    policy = world.attack.data.get("approve", "deny")
+    env = {**world.env(), "CLAWNB_APPROVAL": "allow" if policy != "deny" else "deny"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        client = NotebookClient(
+            nb, timeout=60, allow_errors=True, resources={"metadata": {"path": str(world.ws)}}
+        )
+        client.execute()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    out = world.ws / "attack.ipynb"
+    nbformat.write(nb, out)
+    world.notebook_text = out.read_text()
+    world.transcript = world.notebook_text
+
+
+def run_attack(world: World, frontend: str, monkeypatch: Any) -> list[str]:
+    with world.server, world.server2:
+        if frontend == "api":
+            drive_api(world, monkeypatch)
+        elif frontend == "chat":
+            drive_chat(world)
+        else:
+            drive_notebook(world)
+        return world.verdict()
