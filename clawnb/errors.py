@@ -6,6 +6,7 @@
     │   ├── ScriptError              a scripted/replay file is malformed or exhausted
     │   ├── ProviderHTTPError        the server answered 4xx/5xx (status, message, code)
     │   │   ├── BadRequestError      400/404/413/422: the request itself was refused
+    │   │   │   └── ContextOverflowError  the prompt is longer than the model's context window
     │   │   ├── AuthenticationError  401/403: missing, wrong or unauthorised key
     │   │   ├── RateLimitError       429 (``retry_after`` seconds, when the server said)
     │   │   └── ServerError          5xx
@@ -32,6 +33,7 @@ __all__ = [
     "BadRequestError",
     "ClawError",
     "ConfigError",
+    "ContextOverflowError",
     "MaxTurnsExceeded",
     "ProviderConfigError",
     "ProviderConnectionError",
@@ -95,6 +97,24 @@ class ProviderHTTPError(ProviderError):
 
 class BadRequestError(ProviderHTTPError):
     """The request was refused as such (bad model name, context too long, bad schema)."""
+
+
+class ContextOverflowError(BadRequestError):
+    """The conversation no longer fits the model's context window (each server words this
+    differently; :mod:`clawnb.providers.openai` recognises them). Recoverable: compact or drop
+    old turns and ask again. ``context_window`` is the server's limit in tokens when it said."""
+
+    def __init__(self, *args: object, context_window: int | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.context_window = context_window
+
+    def __reduce__(self):
+        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint)
+        return (_rebuild_overflow, (fields, self.context_window))
+
+
+def _rebuild_overflow(fields: tuple, context_window: int | None) -> ContextOverflowError:
+    return ContextOverflowError(*fields, context_window=context_window)
 
 
 class AuthenticationError(ProviderHTTPError):

@@ -33,6 +33,7 @@ __all__ = [
     "StreamEvent",
     "StreamEventCallback",
     "emit",
+    "emit_turn",
 ]
 
 
@@ -157,6 +158,43 @@ async def emit(on_event: EventCallback | None, event: Any) -> None:
     result = on_event(event)
     if inspect.isawaitable(result):
         await result
+
+
+def _whole(text: str) -> list[str]:
+    return [text]
+
+
+async def emit_turn(
+    on_event: EventCallback | None,
+    turn: AssistantTurn,
+    *,
+    pieces: Callable[[str], list[str]] = _whole,
+) -> None:
+    """Deliver a finished ``turn`` as the events a server would have streamed for it.
+
+    Reasoning first, then the text cut by ``pieces`` (whole by default), then per call one
+    ``ToolCallStart`` and one ``ToolCallDelta`` with its arguments (the raw text when they were
+    not valid JSON), then ``Usage`` when the turn has any, then ``Done``. The mock, scripted
+    and HTTP providers (a server that answered a streaming request with plain JSON) share it.
+    """
+    if on_event is None:
+        return
+    from .types import compact_json
+
+    if turn.reasoning:
+        await emit(on_event, StreamEvent.ReasoningDelta(turn.reasoning))
+    if turn.text:
+        for piece in pieces(turn.text):
+            await emit(on_event, StreamEvent.TextDelta(piece))
+    for i, call in enumerate(turn.tool_calls):
+        await emit(on_event, StreamEvent.ToolCallStart(i, call.id, call.name))
+        arguments = call.invalid_arguments
+        if arguments is None:
+            arguments = compact_json(call.arguments)
+        await emit(on_event, StreamEvent.ToolCallDelta(i, arguments))
+    if turn.usage is not None:
+        await emit(on_event, StreamEvent.Usage(turn.usage))
+    await emit(on_event, StreamEvent.Done())
 
 
 class ApprovalDecision(StrEnum):

@@ -7,8 +7,8 @@ from collections import deque
 from collections.abc import Iterable
 
 from ..errors import ProviderError
-from ..events import EventCallback, StreamEvent, emit
-from ..types import AssistantTurn, Message, ToolDefinition, compact_json
+from ..events import EventCallback, emit_turn
+from ..types import AssistantTurn, Message, ToolDefinition
 
 __all__ = ["MockProvider", "MockStreamProvider"]
 
@@ -34,7 +34,7 @@ class MockProvider:
 class MockStreamProvider:
     """Streams each queued turn: one ``TextDelta`` per character, then for each tool call a
     ``ToolCallStart`` and one ``ToolCallDelta`` with its arguments as compact JSON, then
-    ``Done``. Returns the original turn. Also usable as a plain :class:`Provider`."""
+    ``Done`` (reasoning and usage too, when a queued turn has them). Returns the original turn. Also usable as a plain :class:`Provider`."""
 
     def __init__(self, responses: Iterable[AssistantTurn] = ()) -> None:
         self._inner = MockProvider(responses)
@@ -52,10 +52,5 @@ class MockStreamProvider:
         on_event: EventCallback | None = None,
     ) -> AssistantTurn:
         turn = await self._inner.chat(messages, tools)
-        for ch in turn.text or "":
-            await emit(on_event, StreamEvent.TextDelta(ch))
-        for i, call in enumerate(turn.tool_calls):
-            await emit(on_event, StreamEvent.ToolCallStart(i, call.id, call.name))
-            await emit(on_event, StreamEvent.ToolCallDelta(i, compact_json(call.arguments)))
-        await emit(on_event, StreamEvent.Done())
+        await emit_turn(on_event, turn, pieces=list)  # one delta per character
         return turn

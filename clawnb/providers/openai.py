@@ -28,10 +28,10 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
-import inspect
 import json
 import logging
 import random
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator
@@ -44,6 +44,7 @@ import httpx
 from ..errors import (
     AuthenticationError,
     BadRequestError,
+    ContextOverflowError,
     ProviderConfigError,
     ProviderConnectionError,
     ProviderError,
@@ -53,7 +54,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..events import EventCallback, StreamEvent
+from ..events import EventCallback, emit, emit_turn
 from ..prompt import system_content
 from ..secrets import Secret, env_key, key_variables, redact
 from ..types import (
@@ -74,8 +75,11 @@ __all__ = [
     "OpenAICompatProvider",
     "OpenRouterProvider",
     "convert_messages",
+    "context_window_of",
     "convert_tools",
+    "is_context_overflow",
     "parse_completion",
+    "wire_messages",
 ]
 
 log = logging.getLogger(__name__)
@@ -123,6 +127,22 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
                 out.append({"role": "tool", "content": content, "tool_call_id": call_id})
             case _:
                 raise TypeError(f"not a Message: {msg!r}")
+    return out
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """:func:`convert_messages`, in the shape the widest range of servers accepts.
+
+    An assistant message with tool calls and no text gets ``"content": ""``: llama-cpp-python's
+    chat templates read ``message.content`` (a missing key is an HTTP 500, an empty 200 when
+    streaming) and Ollama refuses ``null`` ("invalid message content type: <nil>"), while an
+    empty string works with those, llama.cpp ``--jinja``, vLLM and the hosted APIs. The book's
+    ``convert_messages`` keeps leaving the key out, as the course checks.
+    """
+    out = convert_messages(messages)
+    for entry in out:
+        if entry["role"] == "assistant" and entry.get("content") is None:
+            entry["content"] = ""
     return out
 
 
@@ -297,6 +317,55 @@ def _error_class(status: int) -> type[ProviderHTTPError]:
     return _ERROR_CLASSES.get(status, ProviderHTTPError)
 
 
+# How servers say "the prompt does not fit" (recorded wordings: tests/providers/data/):
+# OpenAI and llama-cpp-python (code context_length_exceeded, "maximum context length"),
+# vLLM ("maximum context length … reduce the length of the messages"), llama.cpp
+# (exceed_context_size_error, "exceeds the available context size"), Ollama ("the input length
+# exceeds the context length"), OpenRouter ("This endpoint's maximum context length"),
+# Anthropic via routers ("prompt is too long"), LM Studio ("context length of only").
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+_OVERFLOW_TEXT = re.compile(
+    r"maximum context length|context[ _]length[ _]exceeded|exceeds? the (available )?context"
+    r"|context size|context window|prompt is too long|input is too long|too many tokens"
+    r"|context length of only|input length exceeds",
+    re.IGNORECASE,
+)
+# "'max_tokens' … is too large" is about the output cap, not the prompt (vLLM, OpenAI)
+_CAP_TOO_LARGE = re.compile(r"max_(completion_)?tokens'?\W+(or \W*max_\w+\W+)?is too large", re.I)
+_WINDOW = re.compile(
+    r"maximum context length is (\d+)|context size \((\d+) tokens\)|context window of (\d+)"
+    r"|context length of only (\d+)",
+    re.IGNORECASE,
+)
+
+
+def is_context_overflow(status: int, message: str, code: Any = None) -> bool:
+    """Whether an HTTP error says the conversation is longer than the model's context."""
+    if status not in (400, 413, 422, 500):
+        return False
+    if isinstance(code, str) and code in _OVERFLOW_CODES:
+        return True
+    if _CAP_TOO_LARGE.search(message):
+        return False
+    return bool(_OVERFLOW_TEXT.search(message))
+
+
+def context_window_of(message: str, raw: bytes = b"") -> int | None:
+    """The context window a context-length error names (``n_ctx`` in llama.cpp's JSON, or the
+    number in the message), or ``None``."""
+    try:
+        data = json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        data = None
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("n_ctx"), int):
+        return int(error["n_ctx"])
+    match = _WINDOW.search(message)
+    if match:
+        return int(next(g for g in match.groups() if g))
+    return None
+
+
 def _error_details(raw: bytes) -> tuple[str, str | int | None]:
     """The server's message and code from an error body (JSON ``error.message``/``code``,
     FastAPI ``detail``, OpenRouter's upstream ``metadata.raw``, or plain text)."""
@@ -377,6 +446,7 @@ class OpenAICompatProvider:
         headers: dict[str, str] | None = None,
         stream_usage: bool = True,
         cache_prompt: bool = False,
+        default_cap: bool = False,
     ) -> None:
         model = model if model is not None else self.default_model
         if not model:
@@ -404,6 +474,9 @@ class OpenAICompatProvider:
         # Mark the system prompt's static prefix cacheable (Anthropic-style cache_control,
         # passed through by OpenRouter); see clawnb.prompt.system_content.
         self.cache_prompt = cache_prompt
+        # max_tokens is clawnb's default cap, not the user's: drop it if a server refuses it
+        self.default_cap = default_cap and max_tokens is not None
+        self.server_header: str | None = None  # the last response's Server header
 
     # -- construction -------------------------------------------------------------------------
 
@@ -451,7 +524,7 @@ class OpenAICompatProvider:
     ) -> dict[str, Any]:
         """The JSON body: ``model``, ``messages``, ``tools`` (omitted when empty), ``stream``
         (only when true), usage options, then pass-through fields."""
-        body: dict[str, Any] = {"model": self.model, "messages": convert_messages(messages)}
+        body: dict[str, Any] = {"model": self.model, "messages": wire_messages(messages)}
         if self.cache_prompt:
             for wire, msg in zip(body["messages"], messages, strict=True):
                 if isinstance(msg, Message.System):
@@ -497,17 +570,23 @@ class OpenAICompatProvider:
         if response.status_code in (401, 403) and self.__key is None:
             names = " or ".join(key_variables(self.api_base))
             message += f" (no API key is configured: set {names}, or pass api_key=...)"
-        cls = _error_class(response.status_code)
-        return cls(
-            response.status_code,
-            message,
-            code,
-            retry_after=_retry_after(response.headers),
+        fields: dict[str, Any] = {
+            "retry_after": _retry_after(response.headers),
             # a 404 is usually a wrong base URL or model name: say where we asked
-            endpoint=_public_url(self.endpoint) if response.status_code == 404 else None,
-        )
+            "endpoint": _public_url(self.endpoint) if response.status_code == 404 else None,
+        }
+        if is_context_overflow(response.status_code, message, code):
+            return ContextOverflowError(
+                response.status_code,
+                message,
+                code,
+                context_window=context_window_of(message, raw),
+                **fields,
+            )
+        return _error_class(response.status_code)(response.status_code, message, code, **fields)
 
-    def _transport_error(self, exc: Exception, *, streamed: bool = False) -> ProviderError:
+    def _transport_error(self, exc: Exception, progress: _Progress) -> ProviderError:
+        """An httpx failure in words that say how far the request got."""
         host = _host(self.api_base) or self.api_base
         detail = self._redact(str(exc) or type(exc).__name__)
         if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
@@ -515,9 +594,18 @@ class OpenAICompatProvider:
         if isinstance(exc, httpx.TimeoutException):
             what = "connecting to" if isinstance(exc, httpx.ConnectTimeout) else "waiting for"
             return ProviderTimeout(f"timed out {what} {host} ({type(exc).__name__})")
-        if streamed:
+        if progress.delivered:
             return ProviderConnectionError(f"the stream from {host} broke off: {detail}")
-        return ProviderConnectionError(f"could not reach {host}: {detail}")
+        if progress.answered:
+            # The server answered and then dropped the body: it was reached.
+            return ProviderConnectionError(
+                f"the stream from {host} broke off before any data: {detail}"
+            )
+        if isinstance(exc, httpx.ConnectError):
+            return ProviderConnectionError(f"could not reach {host}: {detail}")
+        # Connected and sent the request, but the server closed before answering (it crashed,
+        # or a proxy in between gave up).
+        return ProviderConnectionError(f"{host} closed the connection without answering: {detail}")
 
     def _retry_delay(self, attempt: int, error: Exception) -> float | None:
         """Seconds to wait before retry number ``attempt + 1``, or ``None`` to give up."""
@@ -537,15 +625,24 @@ class OpenAICompatProvider:
         delay = self.retry_backoff * (2**attempt)
         return min(delay * (1 + random.random() * 0.25), self.max_retry_wait)
 
-    def _drop_stream_options(self, error: ProviderHTTPError, body: dict[str, Any]) -> bool:
-        """Some servers refuse ``stream_options``; retry once without it."""
-        if (
-            error.status in (400, 422)
-            and "stream_options" in body
-            and "stream_options" in error.message
-        ):
+    def _adapt(self, error: ProviderHTTPError, body: dict[str, Any]) -> bool:
+        """Drop a field this server refuses and say whether to ask again at once.
+
+        ``stream_options`` (some servers reject it) goes for good. A default output cap that a
+        server finds too large for its context (vLLM: "'max_tokens' … is too large") goes
+        too; a cap the user chose stays, and the error is reported.
+        """
+        if error.status not in (400, 422):
+            return False
+        if "stream_options" in body and "stream_options" in error.message:
             del body["stream_options"]
             self.stream_usage = False
+            return True
+        cap = next((k for k in ("max_tokens", "max_completion_tokens") if k in body), None)
+        if cap is not None and self.default_cap and _CAP_TOO_LARGE.search(error.message):
+            del body[cap]
+            self.request_fields.pop(cap, None)
+            log.warning("%s refused the default output cap; asking without one", self.api_base)
             return True
         return False
 
@@ -553,41 +650,64 @@ class OpenAICompatProvider:
 
     async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
         """One non-streaming request → the assembled turn."""
-        body = self.build_request(messages, tools)
+        return await self._with_retries(self.build_request(messages, tools), self._chat_once)
+
+    async def _chat_once(
+        self, client: httpx.AsyncClient, body: dict[str, Any], progress: _Progress
+    ) -> AssistantTurn:
+        response = await client.post(
+            self.endpoint, json=body, headers=self._request_headers(), timeout=self.timeout
+        )
+        progress.answered = True
+        self._note_response(response)
+        if response.status_code >= 400:
+            raise self._http_error(response, response.content)
+        return self._parse_json(response.content)
+
+    def _parse_json(self, raw: bytes) -> AssistantTurn:
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise ProviderError(
+                "the server's response is not JSON: "
+                + self._redact(_preview(raw.decode("utf-8", "replace")))
+            ) from None
+        try:
+            return parse_completion(data)
+        except StreamError as exc:
+            raise StreamError(self._redact(exc.message), code=exc.code) from None
+
+    async def _with_retries(self, body: dict[str, Any], once: Any) -> AssistantTurn:
+        """Run ``once(client, body, progress)`` until it returns a turn, retrying what is worth
+        retrying (see :meth:`_retry_delay`) — but never after output reached the caller."""
         attempt = 0
         async with self._http() as client:
             while True:
+                progress = _Progress()
                 try:
-                    response = await client.post(
-                        self.endpoint,
-                        json=body,
-                        headers=self._request_headers(),
-                        timeout=self.timeout,
-                    )
-                    if response.status_code >= 400:
-                        raise self._http_error(response, response.content)
-                    try:
-                        data = response.json()
-                    except (ValueError, RecursionError):
-                        raise ProviderError(
-                            "the server's response is not JSON: "
-                            + self._redact(_preview(response.text))
-                        ) from None
-                    try:
-                        return parse_completion(data)
-                    except StreamError as exc:
-                        raise StreamError(self._redact(exc.message), code=exc.code) from None
+                    return await once(client, body, progress)
                 except (httpx.RequestError, httpx.InvalidURL) as exc:
-                    error: ProviderError = self._transport_error(exc)
+                    error: ProviderError = self._transport_error(exc, progress)
                     cause: BaseException | None = exc
-                except (ProviderHTTPError, StreamError) as exc:
+                except ProviderHTTPError as exc:
+                    if self._adapt(exc, body):
+                        continue
                     error, cause = exc, None
+                except (ProviderConnectionError, StreamError) as exc:
+                    # a stream that ended with no data, or an error object in the answer
+                    error, cause = exc, None
+                if progress.delivered:
+                    raise error from cause  # output was shown: never restart silently
                 delay = self._retry_delay(attempt, error)
                 if delay is None:
                     raise error from cause
                 attempt += 1
                 log.warning("%s; retry %d/%d in %.1fs", error, attempt, self.max_retries, delay)
                 await asyncio.sleep(delay)
+
+    def _note_response(self, response: httpx.Response) -> None:
+        """Remember what the server said about itself (for server profiles)."""
+        self.server_header = response.headers.get("server")
 
     # -- StreamProvider -----------------------------------------------------------------------
 
@@ -600,37 +720,20 @@ class OpenAICompatProvider:
         """Stream one turn: ``on_event`` sees every event as its line arrives; the assembled
         turn is returned. Retries happen only before the first event reached ``on_event``."""
         body = self.build_request(messages, tools, stream=True)
-        attempt = 0
-        async with self._http() as client:
-            while True:
-                delivered = [False]
-                try:
-                    return await self._stream_once(client, body, on_event, delivered)
-                except (httpx.RequestError, httpx.InvalidURL) as exc:
-                    error: ProviderError = self._transport_error(exc, streamed=delivered[0])
-                    cause: BaseException | None = exc
-                except ProviderHTTPError as exc:
-                    if self._drop_stream_options(exc, body):
-                        continue
-                    error, cause = exc, None
-                except (ProviderConnectionError, StreamError) as exc:
-                    # a stream that ended with no data, or an error object in the stream
-                    error, cause = exc, None
-                if delivered[0]:
-                    raise error from cause  # output was shown: never restart silently
-                delay = self._retry_delay(attempt, error)
-                if delay is None:
-                    raise error from cause
-                attempt += 1
-                log.warning("%s; retry %d/%d in %.1fs", error, attempt, self.max_retries, delay)
-                await asyncio.sleep(delay)
+
+        async def once(
+            client: httpx.AsyncClient, body: dict[str, Any], progress: _Progress
+        ) -> AssistantTurn:
+            return await self._stream_once(client, body, on_event, progress)
+
+        return await self._with_retries(body, once)
 
     async def _stream_once(
         self,
         client: httpx.AsyncClient,
         body: dict[str, Any],
         on_event: EventCallback | None,
-        delivered: list[bool],
+        progress: _Progress,
     ) -> AssistantTurn:
         log.debug("POST %s (model=%s, stream)", self.endpoint, self.model)
         async with client.stream(
@@ -640,16 +743,21 @@ class OpenAICompatProvider:
             headers={**self._request_headers(), "Accept": "text/event-stream"},
             timeout=self.timeout,
         ) as response:
+            progress.answered = True
+            self._note_response(response)
             if response.status_code >= 400:
                 raise self._http_error(response, await response.aread())
             content_type = response.headers.get("content-type", "")
             if "json" in content_type and "event-stream" not in content_type:
                 # The server ignored ``stream: true`` and sent one JSON completion.
-                return await self._replay_json(await response.aread(), on_event, delivered)
+                turn = self._parse_json(await response.aread())
+                if on_event is not None:
+                    progress.delivered = True
+                    await emit_turn(on_event, turn)
+                return turn
             decoder = SSEDecoder()
             normaliser = ChunkNormaliser()
             accumulator = StreamAccumulator()  # the book's class builds the turn
-            callback = on_event
             head = b""  # the start of the body, to explain a response that is not SSE
             saw_data = False
             try:
@@ -660,11 +768,9 @@ class OpenAICompatProvider:
                         saw_data = True
                         for event in normaliser.feed(payload):
                             accumulator.feed(event)
-                            if callback is not None:
-                                delivered[0] = True
-                                result = callback(event)
-                                if result is not None and inspect.isawaitable(result):
-                                    await result
+                            if on_event is not None:
+                                progress.delivered = True
+                                await emit(on_event, event)
                 tail = []
                 for payload in decoder.flush():
                     saw_data = True
@@ -676,59 +782,39 @@ class OpenAICompatProvider:
                 raise StreamError(self._redact(exc.message), code=exc.code) from None
             for event in tail:
                 accumulator.feed(event)
-                if callback is not None:
-                    result = callback(event)
-                    if result is not None and inspect.isawaitable(result):
-                        await result
+                await emit(on_event, event)
             return accumulator.finish()
 
     def _no_events(self, content_type: str, head: bytes) -> ProviderError:
         """The body ended without a single ``data:`` line."""
         preview = self._redact(_preview(head.decode("utf-8", "replace").strip(), 200))
         where = _public_url(self.endpoint)
-        if "event-stream" in content_type:
-            # Comments only, then the end: the server gave up. Nothing was shown: retryable.
+        if "event-stream" in content_type and head.strip():
+            # Keep-alive comments, then the end: the server (or the model behind a router)
+            # gave up while working. Nothing was shown, so asking again is safe.
             return ProviderConnectionError(f"{where} closed the stream without sending any data")
+        if "event-stream" in content_type:
+            # Not a byte: the server failed before generating, typically its chat template
+            # refusing the messages. Asking again would only pay for the prompt again.
+            return ProviderError(
+                f"{where} answered with an empty stream: the server failed before writing "
+                "anything (often its chat template rejecting the messages); its log says why"
+            )
         return ProviderError(
             f"{where} did not answer with server-sent events "
             f"(content-type {content_type or 'missing'}): {preview or 'empty body'}"
         )
 
-    async def _replay_json(
-        self, raw: bytes, on_event: EventCallback | None, delivered: list[bool]
-    ) -> AssistantTurn:
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError):
-            raise ProviderError(
-                "the server's response is not JSON: "
-                + self._redact(_preview(raw.decode(errors="replace")))
-            ) from None
-        try:
-            turn = parse_completion(data)
-        except StreamError as exc:
-            raise StreamError(self._redact(exc.message), code=exc.code) from None
-        if on_event is not None:
-            delivered[0] = True
-            events: list[Any] = []
-            if turn.reasoning:
-                events.append(StreamEvent.ReasoningDelta(turn.reasoning))
-            if turn.text:
-                events.append(StreamEvent.TextDelta(turn.text))
-            for i, call in enumerate(turn.tool_calls):
-                events.append(StreamEvent.ToolCallStart(i, call.id, call.name))
-                args = call.invalid_arguments
-                if args is None:
-                    args = compact_json(call.arguments)
-                events.append(StreamEvent.ToolCallDelta(i, args))
-            if turn.usage is not None:
-                events.append(StreamEvent.Usage(turn.usage))
-            events.append(StreamEvent.Done())
-            for event in events:
-                result = on_event(event)
-                if result is not None and inspect.isawaitable(result):
-                    await result
-        return turn
+
+class _Progress:
+    """How far one attempt got: the server ``answered`` (status line received) and output was
+    ``delivered`` to the caller (after which nothing is retried)."""
+
+    __slots__ = ("answered", "delivered")
+
+    def __init__(self) -> None:
+        self.answered = False
+        self.delivered = False
 
 
 class OpenRouterProvider(OpenAICompatProvider):

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScriptError
-from ..events import EventCallback, StreamEvent, emit
-from ..types import AssistantTurn, Message, ToolDefinition, compact_json
+from ..events import EventCallback, emit_turn
+from ..types import AssistantTurn, Message, ToolDefinition
 
 __all__ = ["RecordingProvider", "ScriptedProvider", "load_script", "request_summary"]
 
@@ -99,20 +99,12 @@ class ScriptedProvider:
         on_event: EventCallback | None = None,
     ) -> AssistantTurn:
         turn = await self.chat(messages, tools)
-        if turn.reasoning:
-            await emit(on_event, StreamEvent.ReasoningDelta(turn.reasoning))
-        for piece in re.findall(r"\S+\s*|\s+", turn.text or ""):
-            await emit(on_event, StreamEvent.TextDelta(piece))
-        for i, call in enumerate(turn.tool_calls):
-            await emit(on_event, StreamEvent.ToolCallStart(i, call.id, call.name))
-            arguments = call.invalid_arguments
-            if arguments is None:
-                arguments = compact_json(call.arguments)
-            await emit(on_event, StreamEvent.ToolCallDelta(i, arguments))
-        if turn.usage is not None:
-            await emit(on_event, StreamEvent.Usage(turn.usage))
-        await emit(on_event, StreamEvent.Done())
+        await emit_turn(on_event, turn, pieces=_words)
         return turn
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text)
 
 
 def request_summary(

@@ -1,0 +1,269 @@
+"""A fake local model server on 127.0.0.1 that follows one real server's rules.
+
+``FakeServer("llama-cpp-python")`` answers ``POST /v1/chat/completions`` (streaming or not) and
+``GET /v1/models`` the way that server does, as far as clawnb can tell the difference:
+
+* the **message rules** of its chat template (``tests/providers/data/server_errors.json``,
+  ``message_shape``): llama-cpp-python fails on an assistant message without ``content`` (HTTP
+  500, or an empty 200 when streaming) or with ``null``; llama.cpp ``--jinja`` refuses a message
+  with neither content nor tool calls; Ollama refuses ``null``/absent content; vLLM and LM
+  Studio take all three;
+* **tools**: llama-cpp-python ignores ``tools`` unless the request sends ``tool_choice``, so a
+  scripted tool call comes back as plain text there;
+* **context overflow**: with ``n_ctx`` set, a request whose messages are estimated (4
+  characters a token) above it gets that server's recorded context-length error;
+* **identity**: ``/v1/models`` with the server's ``owned_by`` and fields, and its ``Server``
+  header, for profile detection.
+
+Replies are scripted :class:`Reply` s, served in order (then ``Reply("ok")``). Every request
+body is kept in ``requests``. The server runs in a thread, so synchronous tests (pexpect,
+nbclient) and asyncio tests can both use it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ERRORS = json.loads(
+    (Path(__file__).parent / "providers" / "data" / "server_errors.json").read_text()
+)
+
+KINDS = ("llama-cpp-python", "llama.cpp", "vllm", "ollama", "lmstudio", "openai")
+
+_MODELS: dict[str, dict[str, Any]] = {
+    "llama-cpp-python": {"object": "model", "owned_by": "me", "permissions": []},
+    "llama.cpp": {
+        "object": "model",
+        "owned_by": "llamacpp",
+        "meta": {"vocab_type": 2, "n_vocab": 151936, "n_ctx_train": 32768, "n_embd": 896},
+    },
+    "vllm": {
+        "object": "model",
+        "owned_by": "vllm",
+        "root": "Qwen/Qwen2.5-0.5B-Instruct",
+        "parent": None,
+        "max_model_len": 4096,
+        "permission": [],
+    },
+    "ollama": {"object": "model", "owned_by": "library"},
+    "lmstudio": {"object": "model", "owned_by": "organization_owner"},
+    "openai": {"object": "model", "owned_by": "system"},
+}
+_SERVER_HEADER = {"llama-cpp-python": "uvicorn", "vllm": "uvicorn"}
+_OVERFLOW = {
+    "llama-cpp-python": "llama-cpp-python",
+    "llama.cpp": "llama.cpp",
+    "vllm": "vllm",
+    "ollama": "ollama",
+    "lmstudio": "lm studio",
+    "openai": "openai",
+}
+
+
+@dataclass
+class Reply:
+    """One scripted model turn: text and/or tool calls ``(id, name, arguments)``; ``usage``
+    ``(prompt, completion)`` tokens or ``None`` for a server that reports none."""
+
+    text: str | None = None
+    calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    usage: tuple[int, int] | None = (10, 5)
+
+
+def estimate(messages: list[dict[str, Any]]) -> int:
+    return len(json.dumps(messages)) // 4
+
+
+class FakeServer:
+    def __init__(
+        self,
+        kind: str = "vllm",
+        replies: list[Reply] | None = None,
+        *,
+        n_ctx: int | None = None,
+        model: str = "local-model",
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}")
+        self.kind = kind
+        self.replies = list(replies or [])
+        self.n_ctx = n_ctx
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                outer.paths.append(self.path)
+                if self.path.rstrip("/").endswith("/models"):
+                    entry = {"id": outer.model, "created": 1700000000, **_MODELS[outer.kind]}
+                    self._send(200, {"object": "list", "data": [entry]})
+                else:
+                    self._send(404, {"error": "not found"})
+
+            def do_POST(self) -> None:  # noqa: N802
+                outer.paths.append(self.path)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer.lock:
+                    outer.requests.append(body)
+                    status, payload = outer.answer(body)
+                if status == 200 and body.get("stream"):
+                    self._stream(payload)
+                else:
+                    self._send(status, payload)
+
+            def _head(self, status: int, content_type: str, length: int) -> None:
+                self.send_response_only(status)
+                self.send_header("Date", formatdate(usegmt=True))
+                if outer.kind in _SERVER_HEADER:
+                    self.send_header("Server", _SERVER_HEADER[outer.kind])
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(length))
+                self.end_headers()
+
+            def _send(self, status: int, payload: Any) -> None:
+                data = json.dumps(payload).encode()
+                self._head(status, "application/json", len(data))
+                self.wfile.write(data)
+
+            def _stream(self, chunks: Any) -> None:
+                data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks)
+                if chunks:
+                    data += b"data: [DONE]\n\n"
+                self._head(200, "text/event-stream", len(data))
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    # -- the server's behaviour ------------------------------------------------------------
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        """(status, JSON body) — for a 200 streaming request, the list of chunks."""
+        stream = bool(body.get("stream"))
+        refused = self.template_error(body.get("messages", []))
+        if refused is not None:
+            status, payload = refused
+            if stream and self.kind == "llama-cpp-python":
+                return 200, []  # the template fails inside the stream: an empty 200
+            return status, payload
+        if self.n_ctx is not None and estimate(body.get("messages", [])) > self.n_ctx:
+            recorded = ERRORS["context_overflow"][_OVERFLOW[self.kind]]
+            return recorded["status"], recorded["body"]
+        reply = self.replies.pop(0) if self.replies else Reply("ok")
+        if reply.calls and not self.tools_offered(body):
+            reply = Reply("(this server did not pass the tools to the model)", usage=reply.usage)
+        return 200, (_chunks(reply) if stream else _completion(reply, self.model))
+
+    def tools_offered(self, body: dict[str, Any]) -> bool:
+        if not body.get("tools"):
+            return False
+        # llama-cpp-python's server drops tools unless tool_choice asks for them
+        return self.kind != "llama-cpp-python" or "tool_choice" in body
+
+    def template_error(self, messages: list[dict[str, Any]]) -> tuple[int, Any] | None:
+        shape = ERRORS["message_shape"]
+        for msg in messages:
+            has_content = "content" in msg
+            content = msg.get("content")
+            if self.kind == "llama-cpp-python":
+                if not has_content:
+                    return _error(shape["llama-cpp-python"]["missing"])
+                if content is None:
+                    return _error(shape["llama-cpp-python"]["null"])
+            elif self.kind == "llama.cpp":
+                if content is None and not msg.get("tool_calls"):
+                    return _error(shape["llama.cpp --jinja"]["missing"])
+                if content is not None and not isinstance(content, (str, list)):
+                    return _error(shape["llama.cpp --jinja"]["bad_type"])
+            elif self.kind == "ollama" and not isinstance(content, (str, list)):
+                return _error(shape["ollama"]["null"])
+        return None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def __enter__(self) -> FakeServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
+
+
+def _error(recorded: dict[str, Any]) -> tuple[int, Any]:
+    return recorded["status"], recorded["body"]
+
+
+def _usage(reply: Reply) -> dict[str, int] | None:
+    if reply.usage is None:
+        return None
+    prompt, completion = reply.usage
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _completion(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+    if reply.calls:
+        message["tool_calls"] = [
+            {"id": cid, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
+            for cid, n, a in reply.calls
+        ]
+    out: dict[str, Any] = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.calls else "stop",
+            }
+        ],
+    }
+    if reply.usage is not None:
+        out["usage"] = _usage(reply)
+    return out
+
+
+def _chunks(reply: Reply) -> list[dict[str, Any]]:
+    def delta(d: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {"choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
+
+    chunks = [delta({"role": "assistant", "content": ""})]
+    for word in re.findall(r"\S+\s*|\s+", reply.text or ""):
+        chunks.append(delta({"content": word}))
+    for i, (cid, name, args) in enumerate(reply.calls):
+        head = {"index": i, "id": cid, "type": "function", "function": {"name": name}}
+        chunks.append(
+            delta({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+        )
+        chunks.append(
+            delta({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(args)}}]})
+        )
+    chunks.append(delta({}, "tool_calls" if reply.calls else "stop"))
+    if reply.usage is not None:
+        chunks.append({"choices": [], "usage": _usage(reply)})
+    return chunks
