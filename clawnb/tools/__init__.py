@@ -20,6 +20,7 @@ from .bash import BashTool
 from .edit import EditTool
 from .glob import GlobTool
 from .grep import GrepTool
+from .notebook import NotebookEditTool, NotebookReadTool
 from .read import ReadTool
 from .results import ResultLimiter, truncate_middle
 from .tool_search import (
@@ -45,6 +46,8 @@ __all__ = [
     "GrepTool",
     "InputHandler",
     "MockInputHandler",
+    "NotebookEditTool",
+    "NotebookReadTool",
     "ReadTool",
     "ResultLimiter",
     "ToolError",
@@ -72,9 +75,10 @@ def default_tools(
 ) -> ToolSet:
     """The standard tool set for an agent working in ``workspace``.
 
-    ``read``, ``write``, ``edit``, ``bash``, ``glob`` and ``grep`` always; ``ask_user`` when an
+    ``read``, ``write``, ``edit``, ``bash``, ``glob``, ``grep``, ``notebook_read`` and
+    ``notebook_edit`` always; ``ask_user`` when an
     ``input_handler`` is given; ``web_fetch`` when ``web`` (``allow_private`` lets it reach
-    local addresses). The read, write and edit tools share one :class:`FileState` (a new one
+    local addresses). The read, write, edit and notebook tools share one :class:`FileState` (a new one
     unless given), which enforces read-before-edit for the session. Tools named in
     ``deferred`` are hidden from the model until ``tool_search`` (added when any tool is
     deferred) loads them.
@@ -87,6 +91,8 @@ def default_tools(
         BashTool(workspace, timeout=bash_timeout),
         GlobTool(workspace),
         GrepTool(workspace),
+        NotebookReadTool(workspace, state),
+        NotebookEditTool(workspace, state),
     ]
     if input_handler is not None:
         tools.append(AskTool(input_handler))

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..types import ToolDefinition
 from .base import ChangePreview, FileState, FileTool, ToolError, require_str, resolve_path
-from .write import atomic_write, real_target
+from .write import atomic_write, real_target, refuse_notebook
 
 __all__ = ["EditTool", "change_counts", "find_unique", "normalize_quotes", "render_diff"]
 
@@ -162,6 +162,7 @@ class EditTool(FileTool):
         if old == new:
             raise ToolError("old_string and new_string are identical; nothing to change")
         target = real_target(resolve_path(path, self.workspace))
+        refuse_notebook(path, target, "edit")
         if self.file_state is not None:
             self.file_state.check_fresh(target, "editing", path)
         return path, target, old, new

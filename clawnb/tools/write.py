@@ -28,7 +28,7 @@ from typing import Any
 from ..types import ToolDefinition
 from .base import ChangePreview, FileState, FileTool, ToolError, require_str, resolve_path
 
-__all__ = ["WriteTool", "atomic_write"]
+__all__ = ["WriteTool", "atomic_write", "real_target", "refuse_notebook"]
 
 
 def atomic_write(target: Path, data: bytes) -> None:
@@ -70,6 +70,18 @@ def real_target(path: Path) -> Path:
     return path
 
 
+def refuse_notebook(shown: str, target: Path, tool: str) -> None:
+    """``edit``/``write`` leave notebooks to ``notebook_edit``: rewriting the JSON by hand
+    loses ids and outputs, breaks on base64 images and shows the person approving it a wall
+    of JSON instead of the cell that changes."""
+    if shown.lower().endswith(".ipynb") or target.name.lower().endswith(".ipynb"):
+        raise ToolError(
+            f"'{shown}' is a Jupyter notebook; {tool} does not change notebooks. Use "
+            "notebook_read to see its cells and notebook_edit to replace, insert or delete "
+            "a cell (it also creates a new notebook)"
+        )
+
+
 class WriteTool(FileTool):
     """Write ``content`` to ``path`` (relative paths are anchored at ``workspace``)."""
 
@@ -93,6 +105,7 @@ class WriteTool(FileTool):
         path = require_str(args, "path")
         content = require_str(args, "content")
         target = real_target(resolve_path(path, self.workspace))
+        refuse_notebook(path, target, "write")
         if self.file_state is not None:
             self.file_state.check_fresh(target, "overwriting", path)
         return path, content, target

@@ -63,16 +63,31 @@ def test_default_tools_contents(tmp_path):
         "bash",
         "glob",
         "grep",
+        "notebook_read",
+        "notebook_edit",
         "web_fetch",
         "tool_search",
     ]
     with_ask = default_tools(tmp_path, input_handler=MockInputHandler(), web=False, deferred=())
-    assert with_ask.names() == ["read", "write", "edit", "bash", "glob", "grep", "ask_user"]
+    assert with_ask.names() == [
+        "read",
+        "write",
+        "edit",
+        "bash",
+        "glob",
+        "grep",
+        "notebook_read",
+        "notebook_edit",
+        "ask_user",
+    ]
 
 
 def test_default_tools_share_one_file_state(tmp_path):
     tools = default_tools(tmp_path)
-    states = {id(tools.get(n).file_state) for n in ("read", "write", "edit")}
+    states = {
+        id(tools.get(n).file_state)
+        for n in ("read", "write", "edit", "notebook_read", "notebook_edit")
+    }
     assert len(states) == 1
 
 

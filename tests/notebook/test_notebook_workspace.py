@@ -1,0 +1,141 @@
+"""Notebooks as the agent's workspace, through the control plane: the gate's path rules,
+permission modes, approval and ``%claw undo`` for ``notebook_read`` / ``notebook_edit``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from clawnb.gates import build_gate
+from clawnb.permissions import Permission, PermissionEngine
+from clawnb.tools import default_tools
+from clawnb.types import ToolCall
+
+from .conftest import write_script
+
+
+def small_notebook(path: Path) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Title", id="title"),
+        nbformat.v4.new_code_cell("x = 1", id="first"),
+    ]
+    nbformat.write(nb, path)
+    return path
+
+
+async def test_gate_keeps_notebook_tools_inside_the_workspace(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    small_notebook(tmp_path / "outside.ipynb")
+    gate = build_gate(mode="bypass", workspace=workspace)
+    tools = default_tools(workspace, web=False)
+    for name, args in (
+        ("notebook_read", {"path": "../outside.ipynb"}),
+        ("notebook_edit", {"path": str(tmp_path / "outside.ipynb"), "cell_number": 1}),
+    ):
+        decision = await gate.before_tool(ToolCall("c", name, args), tools.get(name))
+        assert getattr(decision, "outcome", None) == "blocked", name
+        assert "outside allowed directory" in decision.content
+
+
+def test_modes_treat_notebook_edit_like_edit(tmp_path):
+    tools = default_tools(tmp_path, web=False)
+    read, edit = tools.get("notebook_read"), tools.get("notebook_edit")
+    plan = PermissionEngine.for_mode("plan")
+    assert plan.decide(read).permission is Permission.Allow
+    assert plan.decide(edit).permission is Permission.Deny
+    assert PermissionEngine.for_mode("default").decide(edit).permission is Permission.Ask
+    assert PermissionEngine.for_mode("accept_edits").decide(edit).permission is Permission.Allow
+
+
+def test_claw_undo_restores_an_edited_notebook(shell, tmp_path: Path, monkeypatch) -> None:
+    path = small_notebook(tmp_path / "analysis.ipynb")
+    original = path.read_bytes()
+    write_script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {"id": "r", "name": "notebook_read", "arguments": {"path": "analysis.ipynb"}}
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "id": "e",
+                        "name": "notebook_edit",
+                        "arguments": {
+                            "path": "analysis.ipynb",
+                            "cell_id": "first",
+                            "source": "x = 2",
+                        },
+                    }
+                ]
+            },
+            {"text": "changed the first code cell"},
+        ],
+    )
+    monkeypatch.setenv("CLAWNB_APPROVAL", "allow")
+    assert shell.run_cell("%%claw --model scripted:s.jsonl\nchange x").success
+    assert json.loads(path.read_text())["cells"][1]["source"] == ["x = 2"]
+    shell.run_line_magic("claw", "undo")
+    assert path.read_bytes() == original
+
+
+def test_denied_notebook_edit_leaves_the_file(shell, tmp_path: Path, capsys) -> None:
+    path = small_notebook(tmp_path / "analysis.ipynb")
+    original = path.read_bytes()
+    write_script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "tool_calls": [
+                    {"id": "r", "name": "notebook_read", "arguments": {"path": "analysis.ipynb"}},
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "id": "e",
+                        "name": "notebook_edit",
+                        "arguments": {"path": "analysis.ipynb", "cell_number": 2, "source": "y"},
+                    }
+                ]
+            },
+            {"text": "ok"},
+        ],
+    )
+    # no frontend and no policy: the approval is denied, nothing is written
+    assert shell.run_cell("%%claw --model scripted:s.jsonl\nchange x").success
+    assert path.read_bytes() == original
+    assert "denied" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tool", ["edit", "write"])
+def test_edit_and_write_on_a_notebook_tell_the_model_to_use_notebook_edit(
+    shell, tmp_path: Path, monkeypatch, capsys, tool
+) -> None:
+    path = small_notebook(tmp_path / "analysis.ipynb")
+    original = path.read_bytes()
+    args = (
+        {"path": "analysis.ipynb", "old_string": "x = 1", "new_string": "x = 2"}
+        if tool == "edit"
+        else {"path": "analysis.ipynb", "content": "{}"}
+    )
+    write_script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "r", "name": "read", "arguments": {"path": "analysis.ipynb"}}]},
+            {"tool_calls": [{"id": "e", "name": tool, "arguments": args}]},
+            {"text": "ok"},
+        ],
+    )
+    monkeypatch.setenv("CLAWNB_APPROVAL", "allow")
+    shell.run_cell("%%claw --model scripted:s.jsonl\nchange x")
+    result = [m.content for m in shell._clawnb_session.messages if getattr(m, "id", None) == "e"][0]
+    assert "notebook_edit" in result and result.startswith("error:")
+    assert path.read_bytes() == original
