@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import fnmatch
 import inspect
 import json
 import os
@@ -37,8 +36,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .permissions import glob_is_valid
 from .secrets import scrubbed_env
+from .shell import glob_match
 
 _MAX_ENV_ARGS = 32 * 1024
 
@@ -240,11 +239,7 @@ class ShellHook:
 
     def matches_tool(self, tool_name: str) -> bool:
         pattern = self.tool_pattern
-        if pattern is None:
-            return True
-        if glob_is_valid(pattern):
-            return fnmatch.fnmatchcase(tool_name, pattern)
-        return tool_name == pattern
+        return pattern is None or glob_match(pattern, tool_name)
 
     async def on_event(self, event: Any) -> Any:
         if isinstance(event, HookEvent.PreToolCall):

@@ -14,7 +14,7 @@ Two extensions make it usable on a real machine:
   *allow* rule must match every command of a compound line (``git status && rm -rf x`` is not
   allowed by ``bash(git *)``), the line must not substitute commands (``$(…)``, backticks)
   nor redirect output into a file; a *deny* rule matches when any one of the commands matches,
-  in any spelling :func:`clawnb.safety.normalize_command` produces.
+  in any spelling :func:`clawnb.shell.normalize_command` produces.
 * **Modes** (:class:`PermissionMode`): ``default`` (read-only tools run, everything else asks),
   ``accept_edits`` (file edits run too, bash still asks), ``plan`` (only read-only tools; the rest
   is denied) and ``bypass`` (everything runs). With a mode set, a matching **deny rule wins in
@@ -27,13 +27,14 @@ book's. A pattern that is not a valid glob is compared for equality, as in the b
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
 
 __all__ = [
     "EDIT_TOOLS",
@@ -43,9 +44,6 @@ __all__ = [
     "PermissionMode",
     "PermissionRule",
     "call_subject",
-    "glob_is_valid",
-    "split_shell_commands",
-    "writes_to_file",
 ]
 
 # Tools that change files but nothing else; ``accept_edits`` lets them run without asking.
@@ -92,40 +90,6 @@ class PermissionMode(StrEnum):
             raise ValueError(f"unknown permission mode {value!r}; use one of: {known}") from None
 
 
-def glob_is_valid(pattern: str) -> bool:
-    """Whether ``pattern`` is a well-formed glob: every ``[`` is closed and no class is empty.
-
-    Python's :mod:`fnmatch` never rejects a pattern (an unclosed ``[`` silently becomes a
-    literal); the book's glob crate does, and then compares the pattern for equality. Checking
-    here keeps that behaviour explicit.
-    """
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "[":
-            j = i + 1
-            if j < n and pattern[j] in "!^":
-                j += 1
-            if j < n and pattern[j] == "]":
-                j += 1  # a leading ']' is part of the class
-            while j < n and pattern[j] != "]":
-                j += 1
-            if j >= n:
-                return False
-            if j == i + 1:
-                return False
-            i = j + 1
-            continue
-        i += 1
-    return True
-
-
-def _glob_match(pattern: str, text: str) -> bool:
-    if glob_is_valid(pattern):
-        return fnmatch.fnmatchcase(text, pattern)
-    return text == pattern
-
-
 def call_subject(tool: str, args: Any) -> str | None:
     """What a call acts on: ``command`` for bash, else the first string among ``path``,
     ``file_path``, ``notebook_path``, ``url``, ``pattern``. ``None`` if there is none."""
@@ -141,115 +105,6 @@ def _subject(tool: str, args: Any) -> tuple[str | None, str | None]:
         if isinstance(value, str):
             return key, value
     return None, None
-
-
-_OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "\n", "(", ")")
-
-
-def split_shell_commands(command: str) -> tuple[list[str], bool]:
-    """Split a shell line into its simple commands (on ``; && || | & ( )`` and newlines, outside
-    quotes). Returns ``(commands, substitutes)`` where ``substitutes`` says the line contains a
-    command substitution (``$(…)``, backticks, ``<(…)``/``>(…)``) whose inner commands are also
-    returned. Best-effort: a parser for policy decisions, not a shell."""
-    parts: list[str] = []
-    current: list[str] = []
-    substitutes = False
-    quote: str | None = None
-    i, n = 0, len(command)
-
-    def cut() -> None:
-        text = "".join(current).strip()
-        if text:
-            parts.append(text)
-        current.clear()
-
-    while i < n:
-        c = command[i]
-        if quote == "'":
-            current.append(c)
-            if c == "'":
-                quote = None
-            i += 1
-            continue
-        if c == "\\" and i + 1 < n:
-            current.append(command[i : i + 2])
-            i += 2
-            continue
-        if c == "`" or (c in "$<>" and command[i + 1 : i + 2] == "("):
-            substitutes = True
-            cut()
-            i += 1 if c == "`" else 2
-            continue
-        if quote == '"':
-            if c == '"':
-                quote = None
-            current.append(c)
-            i += 1
-            continue
-        if c in "'\"":
-            quote = c
-            current.append(c)
-            i += 1
-            continue
-        if c == "&" and (command[i - 1 : i] in (">", "<") or command[i + 1 : i + 2] == ">"):
-            current.append(c)  # a redirection (``2>&1``, ``&> file``), not "run in background"
-            i += 1
-            continue
-        for op in _OPERATORS:
-            if command.startswith(op, i):
-                cut()
-                i += len(op)
-                break
-        else:
-            current.append(c)
-            i += 1
-    cut()
-    return parts, substitutes
-
-
-_REDIRECT_TARGET = re.compile(r"\s*(\S+)")
-
-
-def writes_to_file(command: str) -> bool:
-    """Whether a shell line redirects output into a file (``>``, ``>>``, ``&>``, ``>|``, outside
-    quotes). Duplicating a descriptor (``2>&1``) and ``/dev/null`` do not count."""
-    quote: str | None = None
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if quote:
-            if c == "\\" and quote == '"':
-                i += 2
-                continue
-            if c == quote:
-                quote = None
-            i += 1
-            continue
-        if c == "\\":
-            i += 2
-            continue
-        if c in "'\"":
-            quote = c
-            i += 1
-            continue
-        if c == ">" and command[i + 1 : i + 2] != "(":
-            j = i + 1
-            if command[j : j + 1] in (">", "|"):
-                j += 1
-            if command[j : j + 1] == "&":
-                rest = command[j + 1 :].lstrip()
-                if rest[:1].isdigit() or rest.startswith("-"):
-                    i = j + 1
-                    continue
-                j += 1
-            match = _REDIRECT_TARGET.match(command, j)
-            target = match.group(1).strip("'\"") if match else ""
-            if target != "/dev/null":
-                return True
-            i = j
-            continue
-        i += 1
-    return False
 
 
 class PermissionRule:
@@ -271,7 +126,7 @@ class PermissionRule:
 
     def matches(self, tool: str, args: Any = None, *, workspace: str | None = None) -> bool:
         """Does this rule cover a call of ``tool`` with ``args``?"""
-        if not _glob_match(self.tool_pattern, tool):
+        if not glob_match(self.tool_pattern, tool):
             return False
         if self.arg_pattern is None:
             return True
@@ -281,12 +136,12 @@ class PermissionRule:
         if key == "command":
             return self._matches_command(subject)
         if key not in _PATH_KEYS:
-            return _glob_match(self.arg_pattern, subject)
+            return glob_match(self.arg_pattern, subject)
         forms = _path_forms(subject, workspace)
         if self.permission is Permission.Deny:  # any spelling of the path is enough to deny
-            return any(_glob_match(self.arg_pattern, f) for f in [subject, *forms])
+            return any(glob_match(self.arg_pattern, f) for f in [subject, *forms])
         # Allow/Ask must hold for where the path really goes, not just how it is spelled.
-        return all(_glob_match(self.arg_pattern, f) for f in forms)
+        return all(glob_match(self.arg_pattern, f) for f in forms)
 
     def _matches_command(self, command: str) -> bool:
         assert self.arg_pattern is not None
@@ -294,15 +149,13 @@ class PermissionRule:
         commands = [" ".join(c.split()) for c in commands]
         if self.permission is Permission.Deny:
             # any spelling the command filter would look at: ``env rm x``, ``bash -c 'rm x'``
-            from .safety import normalize_command
-
             forms = [*commands, *normalize_command(command)]
-            return any(_glob_match(self.arg_pattern, c) for c in forms)
+            return any(glob_match(self.arg_pattern, c) for c in forms)
         # Allow/Ask must cover the whole line: every command, no hidden substitutions, no
         # output redirected into a file (``git log > ~/.bashrc`` is not "just git log").
         if substitutes or not commands or writes_to_file(command):
             return False
-        return all(_glob_match(self.arg_pattern, c) for c in commands)
+        return all(glob_match(self.arg_pattern, c) for c in commands)
 
     def __eq__(self, other: object) -> bool:
         return (

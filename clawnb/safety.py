@@ -31,14 +31,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shlex
 import stat
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import ClawError
-from .permissions import glob_is_valid, split_shell_commands
+from .shell import glob_is_valid, normalize_command
 from .types import ToolDefinition
 
 __all__ = [
@@ -51,7 +50,6 @@ __all__ = [
     "SafeToolWrapper",
     "SafetyCheck",
     "SafetyViolation",
-    "normalize_command",
 ]
 
 # The book's config defaults (``Config::blocked_commands`` / ``protected_patterns``).
@@ -157,8 +155,6 @@ RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = (
     ":(){ :|:& };:",
     ":(){ :|: & };:",
 )
-
-_WRAPPERS = {"command", "builtin", "exec", "nohup", "time", "nice", "env", "stdbuf", "xargs"}
 
 
 class SafetyViolation(ClawError):
@@ -307,69 +303,6 @@ def _is_within(path: str, directory: str) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # CommandFilter
-
-
-def normalize_command(command: str, *, _depth: int = 0) -> list[str]:
-    """The spellings of ``command`` a filter looks at: the whole line with runs of whitespace
-    collapsed, then each simple command in it, unquoted, with leading ``VAR=value`` words,
-    wrappers (``env``, ``command``, ``nohup``…), backslashes and directories
-    (``/usr/bin/sudo`` → ``sudo``) removed. The script given to ``sh -c``/``bash -c`` and the
-    text given to ``eval`` are looked at the same way. Order is preserved; duplicates are
-    dropped."""
-    forms: list[str] = []
-
-    def add(text: str) -> None:
-        text = text.strip()
-        if text and text not in forms:
-            forms.append(text)
-
-    add(" ".join(command.split()))
-    segments, _ = split_shell_commands(command)
-    for segment in segments:
-        add(" ".join(segment.split()))
-        try:
-            words = shlex.split(segment, posix=True)
-        except ValueError:
-            words = segment.split()
-        while words:
-            head = words[0]
-            if "=" in head and not head.startswith("=") and head.split("=", 1)[0].isidentifier():
-                words = words[1:]
-                continue
-            base = os.path.basename(head.lstrip("\\")) or head
-            if base in _WRAPPERS and len(words) > 1:
-                words = words[1:]
-                # options of the wrapper (``nice -n 5``, ``env -i``) are skipped too
-                while words and words[0].startswith("-"):
-                    words = words[1:]
-                    if words and words[0].isdigit():
-                        words = words[1:]
-                continue
-            words = [base, *words[1:]]
-            break
-        if not words:
-            continue
-        add(" ".join(words))
-        if _depth < 3:
-            inner = _inner_script(words)
-            if inner:
-                for form in normalize_command(inner, _depth=_depth + 1):
-                    add(form)
-    return forms
-
-
-_SHELLS = {"sh", "bash", "dash", "zsh", "ksh"}
-
-
-def _inner_script(words: list[str]) -> str | None:
-    """The script a command runs as shell code: ``bash -c SCRIPT`` or ``eval TEXT``."""
-    if words[0] == "eval" and len(words) > 1:
-        return " ".join(words[1:])
-    if words[0] in _SHELLS:
-        for i, word in enumerate(words[1:-1], 1):
-            if word == "-c" or (word.startswith("-") and not word.startswith("--") and "c" in word):
-                return words[i + 1]
-    return None
 
 
 class CommandFilter:

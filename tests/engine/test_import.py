@@ -33,3 +33,65 @@ def test_every_public_name_resolves():
 
     for name in clawnb._EXPORTS:
         assert getattr(clawnb, name) is not None, name
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module → the package modules it imports, at module level or inside functions (a lazy
+    import still needs the other module; only ``if TYPE_CHECKING:`` blocks are left out, and
+    imports of one's own parent package, which Python has always loaded first)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    modules: dict[str, tuple[Path, bool]] = {}
+    for path in (root / "clawnb").rglob("*.py"):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        type_only = {
+            id(node)
+            for block in ast.walk(tree)
+            if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+            for node in ast.walk(block)
+        }
+        here = name.split(".") if is_package else name.split(".")[:-1]
+        deps: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in type_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = here[: len(here) - node.level + 1] if node.level else []
+                module = ".".join(base + ([node.module] if node.module else []))
+                targets = [module] + [f"{module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                if target in modules and target != name and not name.startswith(target + "."):
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def test_the_package_has_no_import_cycles():
+    graph = _import_graph()
+    assert "clawnb.shell" in graph and "clawnb.agent" in graph  # the walk found the package
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            cycle = path[path.index(module) :] + [module]
+            raise AssertionError("import cycle: " + " -> ".join(cycle))
+        if module in done:
+            return
+        for dep in sorted(graph[module]):
+            visit(dep, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])

@@ -10,12 +10,8 @@ import pytest
 from conftest import load_commands
 
 from clawnb.permissions import Permission, PermissionEngine
-from clawnb.safety import (
-    DEFAULT_BLOCKED_COMMANDS,
-    CommandFilter,
-    SafetyViolation,
-    normalize_command,
-)
+from clawnb.safety import DEFAULT_BLOCKED_COMMANDS, CommandFilter, SafetyViolation
+from clawnb.shell import normalize_command
 from clawnb.tools.bash import BashTool
 
 DANGEROUS = load_commands("dangerous_commands.txt")

@@ -10,9 +10,8 @@ from clawnb.permissions import (
     PermissionMode,
     PermissionRule,
     call_subject,
-    glob_is_valid,
-    split_shell_commands,
 )
+from clawnb.shell import glob_is_valid, split_shell_commands
 from clawnb.tools.read import ReadTool
 from clawnb.types import ToolDefinition
 
@@ -238,7 +237,7 @@ def test_path_allow_rules_follow_symlinks(tmp_path):
     ],
 )
 def test_writes_to_file(command, writes):
-    from clawnb.permissions import writes_to_file
+    from clawnb.shell import writes_to_file
 
     assert writes_to_file(command) is writes
     eng = engine("default", allow=["bash(git *)"])
