@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estim
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .secrets import redact
-from .session import SessionLog, SessionStore
+from .session import SessionInfo, SessionLog, SessionStore
 from .types import Message, TokenUsage, Tool, ToolSet
 from .usage import CostTracker
 
@@ -155,8 +155,10 @@ class AgentSession:
             self.store = SessionStore(_sessions_root(self.config, self.workspace))
         return self.store
 
-    def list_sessions(self) -> list[Any]:
-        return self._sessions().list()
+    def list_sessions(self) -> list[SessionInfo]:
+        from .planning import plan_title  # a /plan request is titled by its task
+
+        return [replace(i, title=plan_title(i.prompt)[:60]) for i in self._sessions().list()]
 
     def resume(self, session_id: str = "latest") -> int:
         """Continue a saved session (by id, id prefix, path or ``"latest"``); returns how many

@@ -34,6 +34,7 @@ __all__ = [
     "PLAN_SUBMITTED",
     "PlanAgent",
     "exit_plan_definition",
+    "plan_title",
 ]
 
 DEFAULT_PLAN_PROMPT = (
@@ -45,6 +46,16 @@ DEFAULT_PLAN_PROMPT = (
 DEFAULT_READ_ONLY: frozenset[str] = frozenset({"bash", "read", "ask_user"})
 EXIT_PLAN = "exit_plan"
 PLAN_SUBMITTED = "Plan submitted for review."
+
+
+def plan_title(prompt: str) -> str:
+    """How a first prompt reads in a list of sessions: a planning request (the instructions,
+    then ``Task: …``) shows as ``/plan <task>``; whitespace runs become one space."""
+    prompt = " ".join(prompt.split())
+    instructions = " ".join(DEFAULT_PLAN_PROMPT.split())
+    if not prompt.startswith(instructions):
+        return prompt
+    return "/plan " + prompt[len(instructions) :].strip().removeprefix("Task:").strip()
 
 
 def exit_plan_definition() -> ToolDefinition:

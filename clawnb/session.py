@@ -384,7 +384,8 @@ class SessionInfo:
     created: str
     updated: str
     messages: int
-    title: str
+    title: str  # the first prompt, shortened for a one-line listing
+    prompt: str = ""  # the whole first prompt (whitespace collapsed), for front ends to title
 
     def __str__(self) -> str:
         return f"{self.id}  {self.updated[:19]}  {self.messages:4d} msgs  {self.title}"
@@ -439,8 +440,6 @@ class SessionStore:
 
     def list(self) -> list[SessionInfo]:
         """Saved sessions, oldest first (by last change). Unreadable files are skipped."""
-        from .planning import DEFAULT_PLAN_PROMPT
-
         infos = []
         if not self.root.is_dir():
             return []
@@ -454,8 +453,6 @@ class SessionStore:
             title = next(
                 (m.content for m in messages if isinstance(m, Message.User)), "(no prompt)"
             )
-            if title.startswith(DEFAULT_PLAN_PROMPT):  # /plan: the task, not the boilerplate
-                title = "/plan " + title[len(DEFAULT_PLAN_PROMPT) :].strip().removeprefix("Task:")
             title = " ".join(title.split())
             updated = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(
                 timespec="seconds"
@@ -468,6 +465,7 @@ class SessionStore:
                     updated=updated,
                     messages=len(messages),
                     title=title[:60],
+                    prompt=title,
                 )
             )
         infos.sort(key=lambda i: (i.updated, i.created, i.id))
