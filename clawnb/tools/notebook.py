@@ -43,6 +43,7 @@ from .base import (
     require_str,
 )
 from .base import resolve_path as _resolve_path
+from .diff import PREVIEW_DIFF_LINES, render_diff
 from .write import atomic_write, real_target
 
 __all__ = [
@@ -616,8 +617,6 @@ def _preview_summary(plan: EditPlan) -> str:
 def cell_diff(plan: EditPlan) -> str:
     """The change as a person reviews it: the cell's number, id and type, then its source as
     a diff with line numbers (old source → new source). Never the JSON."""
-    from .edit import render_diff
-
     before = source_text(plan.old) if plan.old is not None else ""
     after = source_text(plan.new) if plan.new is not None else ""
     lines = [plan.describe()]
@@ -822,7 +821,6 @@ class NotebookEditTool(FileTool):
         target = self._target(path)
         self._check_fresh(target, path)
         _nb, plan, text = await asyncio.to_thread(self._plan, path, target, args)
-        from .edit import PREVIEW_DIFF_LINES, render_diff
 
         before = source_text(plan.old) if plan.old is not None else ""
         after = source_text(plan.new) if plan.new is not None else ""

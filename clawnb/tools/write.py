@@ -27,6 +27,7 @@ from typing import Any
 
 from ..types import ToolDefinition
 from .base import ChangePreview, FileState, FileTool, ToolError, require_str, resolve_path
+from .diff import PREVIEW_DIFF_LINES, change_counts, render_diff
 
 __all__ = ["WriteTool", "atomic_write", "real_target", "refuse_notebook"]
 
@@ -148,8 +149,6 @@ def _plural(n: int, word: str) -> str:
 
 
 def _preview_write(shown: str, content: str, target: Path) -> ChangePreview:
-    from .edit import PREVIEW_DIFF_LINES, change_counts, render_diff
-
     if target.is_dir():
         raise ToolError(f"failed to write '{shown}': it is a directory")
     after = content.encode("utf-8", errors="replace").decode("utf-8")
