@@ -238,6 +238,11 @@ class ChatApp:
         from .events import Approval
 
         policy = self.args.approve
+        if policy == "allow" and request.details.get("explicit_only"):
+            # a change to the agent's own configuration needs a person's answer
+            return Approval.deny(
+                "--approve allow cannot approve a change to the agent's configuration"
+            )
         if policy == "allow":
             return Approval.allow_once()
         if policy == "deny":

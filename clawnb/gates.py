@@ -187,6 +187,9 @@ class GatePipeline(Gate):
                 "mode": self.permissions.mode.value if self.permissions.mode else None,
                 "rule": decision.rule.pattern if decision.rule else None,
             }
+            if decision.explicit:
+                # a control file: front ends offer no "always" and no policy may answer
+                details["explicit_only"] = True
             previewer = getattr(tool, "preview", None)
             if callable(previewer):
                 try:
@@ -206,9 +209,9 @@ class GatePipeline(Gate):
                     "the call was not run",
                     "denied",
                 )
-        return self._apply(answer, call)
+        return self._apply(answer, call, once=decision.explicit)
 
-    def _apply(self, answer: Any, call: ToolCall) -> ToolCall | Refusal:
+    def _apply(self, answer: Any, call: ToolCall, *, once: bool = False) -> ToolCall | Refusal:
         if isinstance(answer, bool):  # a plain yes/no from a simple callback
             answer = Approval.allow_once() if answer else Approval.deny()
         if not isinstance(answer, Approval):
@@ -217,6 +220,8 @@ class GatePipeline(Gate):
                 "the call was not run",
                 "denied",
             )
+        if answer.decision is ApprovalDecision.ALLOW_SESSION and once:
+            return call  # "always" on a control-file call allows this call, nothing more
         if answer.decision is ApprovalDecision.ALLOW_SESSION:
             assert self.permissions is not None
             self.permissions.record_session_allow(call.name)

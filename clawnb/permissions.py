@@ -37,6 +37,7 @@ from typing import Any
 from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
 
 __all__ = [
+    "CONTROL_FILE_REASON",
     "EDIT_TOOLS",
     "Permission",
     "PermissionDecision",
@@ -44,6 +45,7 @@ __all__ = [
     "PermissionMode",
     "PermissionRule",
     "call_subject",
+    "touches_control_file",
 ]
 
 # Tools that change files but nothing else; ``accept_edits`` lets them run without asking.
@@ -202,6 +204,9 @@ class PermissionDecision:
     permission: Permission
     reason: str
     rule: PermissionRule | None = None
+    # Only a person's explicit answer to this very call may allow it: no session allow, no
+    # allow rule, no mode and no automatic policy (a call that changes the agent's own rules).
+    explicit: bool = False
 
 
 class PermissionEngine:
@@ -315,6 +320,12 @@ class PermissionEngine:
             return PermissionDecision(
                 Permission.Deny, f"`{name}` is not read-only and plan mode allows only reads"
             )
+        if not read_only and touches_control_file(name, args, self.workspace):
+            return PermissionDecision(
+                Permission.Ask,
+                f"`{name}` {CONTROL_FILE_REASON}: it is asked every time, in every mode",
+                explicit=True,
+            )
         if mode is PermissionMode.BYPASS:
             return PermissionDecision(Permission.Allow, "bypass mode allows every tool")
         if name in self._session_allows:
@@ -333,6 +344,31 @@ class PermissionEngine:
     def __repr__(self) -> str:
         mode = f", mode={self.mode.value!r}" if self.mode is not None else ""
         return f"PermissionEngine(rules={self.rules!r}, default={self.default.name}{mode})"
+
+
+CONTROL_FILE_REASON = "changes the agent's own configuration"
+
+# Arguments that name a file a tool writes, and those that hold code or a command line.
+_PATH_ARGS = ("path", "file_path", "notebook_path", "target", "destination")
+_CODE_ARGS = ("command", "code", "script")
+
+
+def touches_control_file(name: str, args: Any, workspace: str | None = None) -> bool:
+    """Does a (not read-only) call write a control file (:mod:`clawnb.trust`): a path argument
+    that is one, or a command/code argument that names one?"""
+    if not isinstance(args, dict):
+        return False
+    from .trust import command_mentions_control_file, is_control_file
+
+    for key in _PATH_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and value and is_control_file(value, workspace):
+            return True
+    for key in _CODE_ARGS:
+        value = args.get(key)
+        if isinstance(value, str) and command_mentions_control_file(value):
+            return True
+    return False
 
 
 def _rule_reason(rule: PermissionRule) -> str:

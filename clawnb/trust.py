@@ -17,7 +17,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from .config import DEFAULT_INSTRUCTION_FILES, user_config_path
+from .instructions import DEFAULT_INSTRUCTION_FILES
+from .permissions import CONTROL_FILE_REASON
 
 __all__ = [
     "CONTROL_DIR",
@@ -31,12 +32,11 @@ __all__ = [
 # The project's control directory: everything in it is a control file.
 CONTROL_DIR = ".claw"
 
-# What the card and the chat prompt say about such a call.
-CONTROL_FILE_REASON = "changes the agent's own configuration"
-
 
 def user_config_dir(config_home: str | os.PathLike[str] | None = None) -> Path:
     """``$XDG_CONFIG_HOME/clawnb`` (``~/.config/clawnb``): user config and trust store."""
+    from .config import user_config_path  # pydantic: only when a path is judged
+
     return user_config_path(config_home).parent
 
 

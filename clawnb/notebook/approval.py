@@ -92,10 +92,17 @@ class Approver:
         name = request.call.name
         self.asked.add(request.call.id)
         card = self.view.card(request.call.id)
-        if name in self.always_allowed:
+        # a call that changes the agent's own configuration needs a person's own answer:
+        # neither an earlier "always" nor an allow policy settles it
+        explicit = bool(request.details.get("explicit_only"))
+        if name in self.always_allowed and not explicit:
             self._mark(card, "always allowed this session")
             return Approval.allow_session()
         how, why = await self.channel()
+        if how == "allow" and explicit:
+            why = f"{why} cannot approve a change to the agent's own configuration"
+            self._mark(card, f"denied by policy: {why}")
+            return Approval.deny(DENIED_BY_POLICY.format(why=why))
         if how == "allow":
             self._mark(card, f"approved by policy: {why}")
             return Approval.allow_once()
@@ -106,7 +113,7 @@ class Approver:
             answer = await self.view.ask_approval(card)
         else:
             answer = await self._ask_stdin(request, card)
-        if answer == "always":
+        if answer == "always" and not explicit:
             self.always_allowed.add(name)
             self._mark(card, "always allowed this session")
             return Approval.allow_session()
