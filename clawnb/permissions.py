@@ -35,6 +35,7 @@ from enum import StrEnum
 from typing import Any
 
 from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
+from .trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
 
 __all__ = [
     "CONTROL_FILE_REASON",
@@ -346,8 +347,6 @@ class PermissionEngine:
         return f"PermissionEngine(rules={self.rules!r}, default={self.default.name}{mode})"
 
 
-CONTROL_FILE_REASON = "changes the agent's own configuration"
-
 # Arguments that name a file a tool writes, and those that hold code or a command line.
 _PATH_ARGS = ("path", "file_path", "notebook_path", "target", "destination")
 _CODE_ARGS = ("command", "code", "script")
@@ -358,8 +357,6 @@ def touches_control_file(name: str, args: Any, workspace: str | None = None) -> 
     that is one, or a command/code argument that names one?"""
     if not isinstance(args, dict):
         return False
-    from .trust import command_mentions_control_file, is_control_file
-
     for key in _PATH_ARGS:
         value = args.get(key)
         if isinstance(value, str) and value and is_control_file(value, workspace):

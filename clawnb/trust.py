@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .instructions import DEFAULT_INSTRUCTION_FILES
-from .permissions import CONTROL_FILE_REASON
 
 __all__ = [
     "CONTROL_DIR",
@@ -31,6 +30,10 @@ __all__ = [
 
 # The project's control directory: everything in it is a control file.
 CONTROL_DIR = ".claw"
+
+
+# What the card and the chat prompt say about a call that writes a control file.
+CONTROL_FILE_REASON = "changes the agent's own configuration"
 
 
 def user_config_dir(config_home: str | os.PathLike[str] | None = None) -> Path:
