@@ -55,11 +55,14 @@ def make_provider(model: str, config: Config) -> Any:
 
             return ScriptedProvider.from_file(model[len(prefix) :])
     from .providers.openai import OpenAICompatProvider
+    from .providers.profiles import provider_options
 
     # Anthropic models bill a cached prompt prefix at a fraction of the price, but only when
     # asked to cache it; OpenAI-style servers cache prefixes by themselves.
     cache = "anthropic/" in model or model.startswith("claude")
-    return OpenAICompatProvider(model, base_url=config.base_url, cache_prompt=cache)
+    return OpenAICompatProvider(
+        model, base_url=config.base_url, cache_prompt=cache, **provider_options(config, model)
+    )
 
 
 def is_offline_model(model: str) -> bool:

@@ -86,8 +86,46 @@ def add_chat_parser(sub: Any) -> argparse.ArgumentParser:
         help="append every model turn to FILE (replay it with --model replay:FILE)",
     )
     p.add_argument("--no-color", action="store_true", help="plain output without colours")
+    _add_model_options(p)
     p.set_defaults(func=chat_main)
     return p
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """Endpoint and generation flags; each overrides the config's ``base_url`` / ``[model]``."""
+    from .providers.profiles import SERVER_KINDS
+
+    g = p.add_argument_group("model endpoint and generation (override the config)")
+    g.add_argument("--base-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
+    g.add_argument(
+        "--server", choices=SERVER_KINDS, help="local server kind (default: auto-detect)"
+    )
+    g.add_argument(
+        "--max-output-tokens", type=int, metavar="N", help="cap on each reply (0: no cap)"
+    )
+    g.add_argument("--temperature", type=float, metavar="T")
+    g.add_argument("--tool-choice", metavar="auto|none|required|TOOL")
+    g.add_argument("--extra-body", metavar="JSON", help="extra request fields, a JSON object")
+
+
+def _chat_config(args: argparse.Namespace) -> Any:
+    """The config layers plus this command line's endpoint/generation flags (``None`` when
+    no flag was given, so build_agent loads the layers itself)."""
+    from .config import ConfigLoader, options_overlay
+
+    overlay = options_overlay(
+        base_url=args.base_url,
+        max_output_tokens=args.max_output_tokens,
+        temperature=args.temperature,
+        tool_choice=args.tool_choice,
+        extra_body=args.extra_body,
+        server=args.server,
+        source="command line",
+    )
+    if not overlay.model_fields_set:
+        return None
+    workspace = os.path.abspath(args.workspace or os.getcwd())
+    return ConfigLoader.load(project_dir=workspace).merge(overlay)
 
 
 class _Console:
@@ -417,10 +455,12 @@ class ChatApp:
     def _start(self) -> int:
         from .assemble import build_agent, is_offline_model
         from .errors import ClawError
+        from .providers.profiles import is_local_url
 
         args = self.args
         try:
             self.session = build_agent(
+                _chat_config(args),
                 workspace=args.workspace,
                 model=args.model,
                 mode=args.mode,
@@ -438,7 +478,11 @@ class ChatApp:
             self.say(
                 "(scripted model: its replies are replayed from a file; the tools run for real)"
             )
-        elif hasattr(s.provider, "has_key") and not s.provider.has_key:
+        elif (
+            hasattr(s.provider, "has_key")
+            and not s.provider.has_key
+            and not is_local_url(getattr(s.provider, "api_base", ""))
+        ):
             self.say(
                 "warning: no API key found (set CLAWNB_API_KEY, OPENROUTER_API_KEY or "
                 "OPENAI_API_KEY); local servers may not need one"

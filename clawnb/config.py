@@ -5,7 +5,8 @@ Where settings come from, lowest precedence first:
 1. :class:`Config` defaults (below);
 2. the project file ``<project>/.claw/config.toml`` (commit it with the repository);
 3. the user file ``$XDG_CONFIG_HOME/clawnb/config.toml`` (``~/.config/clawnb/config.toml``);
-4. the environment: ``CLAWNB_MODEL``, ``CLAWNB_BASE_URL``, ``CLAWNB_MAX_TOKENS`` only.
+4. the environment: ``CLAWNB_MODEL``, ``CLAWNB_BASE_URL``, ``CLAWNB_MAX_CONTEXT_TOKENS`` only
+   (``CLAWNB_MAX_TOKENS``, its old name, still works with a warning).
    Safety settings (protected files, blocked commands, permissions, hooks) are never read from
    the environment: they belong in files someone wrote on purpose.
 
@@ -24,14 +25,16 @@ Every key is documented in ``docs/config.md``.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import tomllib
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
@@ -40,16 +43,20 @@ __all__ = [
     "DEFAULT_BLOCKED_COMMANDS",
     "DEFAULT_INSTRUCTION_FILES",
     "DEFAULT_PROTECTED_PATTERNS",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
     "ENV_VARS",
     "Config",
     "ConfigLoader",
     "ConfigOverlay",
     "HooksConfig",
+    "GenerationOptions",
     "McpServerConfig",
     "ModelPricing",
     "PermissionMode",
     "PermissionsConfig",
     "ShellHookConfig",
+    "options_overlay",
+    "parse_tool_choice",
     "project_config_path",
     "user_config_path",
 ]
@@ -58,6 +65,14 @@ DEFAULT_PROTECTED_PATTERNS = [".env", ".env.*", ".git/**"]
 DEFAULT_BLOCKED_COMMANDS = ["rm -rf /", "sudo *", "curl * | bash", "curl * | sh"]
 
 PermissionMode = Literal["default", "accept_edits", "plan", "bypass"]
+
+DEFAULT_MAX_OUTPUT_TOKENS = 8192
+"""The output cap when none is configured: long enough for a whole file in one ``write``,
+short enough that a model stuck in a loop stops within minutes on a local machine."""
+
+ServerKind = Literal[
+    "auto", "openai", "llama.cpp", "llama-cpp-python", "ollama", "vllm", "lmstudio"
+]
 
 
 class _Strict(BaseModel):
@@ -123,6 +138,50 @@ class ModelPricing(_Strict):
     output: float = Field(ge=0)
 
 
+ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
+
+
+class GenerationOptions(_Strict):
+    """How the model is asked: ``[model]`` in TOML (next to ``name``). Unset means "the
+    server's default", except ``max_output_tokens`` (:data:`DEFAULT_MAX_OUTPUT_TOKENS`)."""
+
+    max_output_tokens: int | None = Field(default=None, ge=0)
+    temperature: float | None = Field(default=None, ge=0)
+    tool_choice: ToolChoice | None = None
+    extra_body: dict[str, Any] | None = None
+    server: ServerKind | None = None
+
+
+class ModelSettings(GenerationOptions):
+    """``[model]``: generation options plus ``[model.overrides."<name or glob>"]`` tables
+    that change them for matching model names (an exact name wins, else the longest glob)."""
+
+    overrides: dict[str, GenerationOptions] = Field(default_factory=dict)
+
+
+def _model_table(data: Any) -> Any:
+    """TOML's ``[model]`` table → ``model`` (its ``name``) and ``generation`` (the rest).
+
+    ``model = "name"`` keeps working; a file may instead write ``[model] name = "…"`` with the
+    generation options beside it (TOML allows only one of the two per file).
+    """
+    if not isinstance(data, dict):
+        return data
+    if "generation" in data:
+        raise ValueError("unknown key 'generation' (generation options go in [model])")
+    table = data.get("model")
+    if isinstance(table, dict):
+        data = dict(data)
+        options = dict(table)
+        name = options.pop("name", None)
+        if name is None:
+            del data["model"]
+        else:
+            data["model"] = name
+        data["generation"] = options
+    return data
+
+
 class Config(_Strict):
     """Every setting, fully resolved. ``Config()`` is the defaults."""
 
@@ -141,6 +200,9 @@ class Config(_Strict):
     instruction_files: list[str] = Field(default_factory=lambda: list(DEFAULT_INSTRUCTION_FILES))
     pricing: dict[str, ModelPricing] = Field(default_factory=dict)
     sessions_dir: str = ".claw/sessions"
+    generation: ModelSettings = Field(default_factory=ModelSettings)
+
+    _model_table = model_validator(mode="before")(_model_table)
 
     @classmethod
     def from_toml(cls, text: str, source: str = "<string>") -> Config:
@@ -159,15 +221,24 @@ class Config(_Strict):
     def pricing_for(self, model: str | None = None) -> ModelPricing | None:
         """Price of ``model`` (default: this config's model): an exact key, else the longest
         glob-style key that matches (``"anthropic/*"``), else ``None`` (unknown)."""
-        import fnmatch
+        return _lookup(self.pricing, model if model is not None else self.model)
 
-        name = model if model is not None else self.model
-        if name in self.pricing:
-            return self.pricing[name]
-        matches = [k for k in self.pricing if fnmatch.fnmatchcase(name, k)]
-        if not matches:
-            return None
-        return self.pricing[max(matches, key=len)]
+    def generation_for(self, model: str | None = None) -> GenerationOptions:
+        """The generation options for ``model`` (default: this config's model): ``[model]``
+        with the fields of its best matching ``[model.overrides."…"]`` table on top."""
+        base = GenerationOptions.model_validate(
+            self.generation.model_dump(exclude={"overrides"}, exclude_unset=False)
+        )
+        override = _lookup(self.generation.overrides, model if model is not None else self.model)
+        return base if override is None else _merge_model(base, override)
+
+
+def _lookup(table: dict[str, Any], name: str) -> Any:
+    """An exact key of ``table``, else the longest glob key matching ``name``, else None."""
+    if name in table:
+        return table[name]
+    matches = [k for k in table if fnmatch.fnmatchcase(name, k)]
+    return table[max(matches, key=len)] if matches else None
 
 
 def _merge_model(base: Any, overlay: BaseModel) -> Any:
@@ -201,10 +272,73 @@ class ConfigOverlay(_Strict):
     instruction_files: list[str] | None = None
     pricing: dict[str, ModelPricing] | None = None
     sessions_dir: str | None = None
+    generation: ModelSettings | None = None
+
+    _model_table = model_validator(mode="before")(_model_table)
 
     @classmethod
     def from_toml(cls, text: str, source: str = "<string>") -> ConfigOverlay:
         return _validate(cls, _parse_toml(text, source), source)
+
+
+def options_overlay(
+    *,
+    base_url: str | None = None,
+    max_output_tokens: int | None = None,
+    temperature: float | None = None,
+    tool_choice: str | None = None,
+    extra_body: str | dict[str, Any] | None = None,
+    server: str | None = None,
+    source: str = "options",
+) -> ConfigOverlay:
+    """The layer a front end's flags make (``chat --temperature 0.2``, ``%%claw --server
+    vllm``): only what was given is set. ``tool_choice`` is ``auto``, ``none``, ``required``
+    or a tool's name; ``extra_body`` a JSON object (text or dict). Bad values are a
+    :class:`~clawnb.errors.ConfigError` naming the option."""
+    data: dict[str, Any] = {}
+    if base_url is not None:
+        data["base_url"] = base_url
+    generation: dict[str, Any] = {}
+    if max_output_tokens is not None:
+        generation["max_output_tokens"] = max_output_tokens
+    if temperature is not None:
+        generation["temperature"] = float(temperature)
+    if tool_choice is not None:
+        generation["tool_choice"] = parse_tool_choice(tool_choice)
+    if extra_body is not None:
+        if isinstance(extra_body, str):
+            import json
+
+            try:
+                extra_body = json.loads(extra_body)
+            except ValueError as exc:
+                raise ConfigError(f"{source}: --extra-body is not valid JSON ({exc})") from None
+        generation["extra_body"] = extra_body
+    if server is not None:
+        generation["server"] = server
+    if generation:
+        data["generation"] = generation
+    as_file = dict(data)
+    if "generation" in as_file:
+        as_file["model"] = as_file.pop("generation")  # the TOML shape, for the same checks
+    try:
+        return _validate(ConfigOverlay, as_file, source)
+    except ConfigError as exc:
+        # name the option, not a file key: "--max-output-tokens", not "model.max_output_tokens"
+        message = re.sub(
+            r"key '(?:model\.)?(\w+)[^']*'",
+            lambda m: "--" + m.group(1).replace("_", "-"),
+            str(exc),
+        )
+        raise ConfigError(message.replace("expected a table", "expected a JSON object")) from None
+
+
+def parse_tool_choice(text: str) -> str | dict[str, Any]:
+    """``auto`` / ``none`` / ``required``, or a tool name meaning "call this tool"."""
+    text = text.strip()
+    if text in ("auto", "none", "required"):
+        return text
+    return {"type": "function", "function": {"name": text}}
 
 
 def _parse_toml(text: str, source: str) -> dict[str, Any]:
@@ -220,7 +354,10 @@ def _validate(cls: type[Any], data: dict[str, Any], source: str) -> Any:
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
-            key = ".".join(str(part) for part in err["loc"]) or "(top level)"
+            loc = [str(part) for part in err["loc"]]
+            if loc and loc[0] == "generation":
+                loc[0] = "model"  # the TOML name of the table
+            key = ".".join(loc) or "(top level)"
             message = err["msg"]
             if err["type"] == "extra_forbidden":
                 message = "unknown key"
@@ -243,8 +380,10 @@ def _short(value: Any) -> str:
 ENV_VARS = {
     "CLAWNB_MODEL": "model",
     "CLAWNB_BASE_URL": "base_url",
-    "CLAWNB_MAX_TOKENS": "max_context_tokens",
+    "CLAWNB_MAX_CONTEXT_TOKENS": "max_context_tokens",
 }
+# Old names still read, with a warning: CLAWNB_MAX_TOKENS sounded like the output length.
+DEPRECATED_ENV_VARS = {"CLAWNB_MAX_TOKENS": "CLAWNB_MAX_CONTEXT_TOKENS"}
 
 
 def project_config_path(project_dir: str | os.PathLike[str] | None = None) -> Path:
@@ -300,7 +439,19 @@ class ConfigLoader:
         """The layer the ``CLAWNB_*`` variables make (empty values count as unset)."""
         env = os.environ if env is None else env
         data: dict[str, Any] = {}
-        for var, key in ENV_VARS.items():
+        names = list(ENV_VARS.items())
+        for old, new in DEPRECATED_ENV_VARS.items():
+            if env.get(old, "").strip():
+                ignored = " (ignored: " + new + " is set)" if env.get(new, "").strip() else ""
+                warnings.warn(
+                    f"{old} is deprecated: it sets the context budget, so it is now called "
+                    f"{new}{ignored}",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                if not ignored:
+                    names.insert(0, (old, ENV_VARS[new]))
+        for var, key in names:
             raw = env.get(var)
             if raw is None or raw.strip() == "":
                 continue
@@ -354,7 +505,8 @@ class ConfigLoader:
             for p in (project_config_path(project_dir), user_config_path(config_home, env_map))
             if p.is_file()
         ]
-        found += [f"env:{v}" for v in ENV_VARS if env_map.get(v, "").strip()]
+        known = [*ENV_VARS, *DEPRECATED_ENV_VARS]
+        found += [f"env:{v}" for v in known if env_map.get(v, "").strip()]
         return found
 
 

@@ -65,6 +65,14 @@ from ..types import (
     ToolDefinition,
     compact_json,
 )
+from .profiles import (
+    PROFILES,
+    SERVER_KINDS,
+    ServerProfile,
+    detect,
+    is_local_url,
+    models_context_window,
+)
 from .sse import ChunkNormaliser, SSEDecoder, StreamAccumulator, parse_arguments, usage_from
 
 if TYPE_CHECKING:
@@ -447,6 +455,7 @@ class OpenAICompatProvider:
         stream_usage: bool = True,
         cache_prompt: bool = False,
         default_cap: bool = False,
+        server: str | None = None,
     ) -> None:
         model = model if model is not None else self.default_model
         if not model:
@@ -477,6 +486,15 @@ class OpenAICompatProvider:
         # max_tokens is clawnb's default cap, not the user's: drop it if a server refuses it
         self.default_cap = default_cap and max_tokens is not None
         self.server_header: str | None = None  # the last response's Server header
+        # Server profile (clawnb.providers.profiles): a named kind, or "auto" to ask the
+        # server's /models once, before the first request, when it runs on a local network.
+        if server not in (None, "auto") and server not in PROFILES:
+            kinds = ", ".join(SERVER_KINDS)
+            raise ProviderConfigError(f"unknown server kind {server!r} (one of: {kinds})")
+        self.server = server
+        self.profile: ServerProfile | None = PROFILES.get(server or "")
+        self.context_window: int | None = None  # the server's context size, when it says
+        self._probe_pending = server == "auto" and is_local_url(self.api_base)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -494,6 +512,7 @@ class OpenAICompatProvider:
     def base_url(self, url: str) -> Self:
         """Point the provider at another API root (builder style, returns the provider)."""
         self.api_base = _api_root(url)
+        self._probe_pending = self.server == "auto" and is_local_url(self.api_base)
         if self._key_from_env:  # never carry an env key to a host it was not meant for
             self.__key = _secret(env_key(self.api_base))
         return self
@@ -531,6 +550,12 @@ class OpenAICompatProvider:
                     wire["content"] = system_content(msg.content, cache=True)
         if tools:
             body["tools"] = convert_tools(tools)
+            if (
+                self.profile is not None
+                and self.profile.tool_choice is not None
+                and "tool_choice" not in self.request_fields
+            ):
+                body["tool_choice"] = self.profile.tool_choice
         if stream:
             body["stream"] = True
             if self.stream_usage:
@@ -650,7 +675,35 @@ class OpenAICompatProvider:
 
     async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
         """One non-streaming request → the assembled turn."""
+        await self.detect_server()
         return await self._with_retries(self.build_request(messages, tools), self._chat_once)
+
+    async def detect_server(self) -> ServerProfile | None:
+        """With ``server="auto"`` and a local base URL: ask ``GET /models`` once which server
+        this is and apply its profile. A server that cannot be reached is asked again next
+        time; one that answers without revealing itself is left alone."""
+        if not self._probe_pending:
+            return self.profile
+        try:
+            async with self._http() as client:
+                response = await client.get(
+                    f"{self.api_base}/models",
+                    headers=self._request_headers(),
+                    timeout=httpx.Timeout(5.0, connect=2.0),
+                )
+        except httpx.HTTPError:
+            return self.profile  # not up yet: the real request will say so
+        self._probe_pending = False
+        try:
+            models = response.json() if response.status_code == 200 else None
+        except ValueError:
+            models = None
+        kind = detect(models)
+        if kind is not None:
+            self.profile = PROFILES[kind]
+            self.context_window = models_context_window(models, self.model)
+            log.info("%s looks like %s", self.api_base, self.profile.name)
+        return self.profile
 
     async def _chat_once(
         self, client: httpx.AsyncClient, body: dict[str, Any], progress: _Progress
@@ -719,6 +772,7 @@ class OpenAICompatProvider:
     ) -> AssistantTurn:
         """Stream one turn: ``on_event`` sees every event as its line arrives; the assembled
         turn is returned. Retries happen only before the first event reached ``on_event``."""
+        await self.detect_server()
         body = self.build_request(messages, tools, stream=True)
 
         async def once(

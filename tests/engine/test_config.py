@@ -45,7 +45,11 @@ def test_env_overrides_all_three_variables(tmp_path):
     _user(tmp_path, 'model = "user/model"\nmax_context_tokens = 5000')
     config = _load(
         tmp_path,
-        {"CLAWNB_MODEL": "env/m", "CLAWNB_BASE_URL": "http://x/v1", "CLAWNB_MAX_TOKENS": "777"},
+        {
+            "CLAWNB_MODEL": "env/m",
+            "CLAWNB_BASE_URL": "http://x/v1",
+            "CLAWNB_MAX_CONTEXT_TOKENS": "777",
+        },
     )
     assert (config.model, config.base_url, config.max_context_tokens) == (
         "env/m",
@@ -119,8 +123,8 @@ def test_empty_env_values_are_unset(tmp_path):
 
 @pytest.mark.parametrize("raw", ["abc", "0", "-5", "1.5"])
 def test_bad_env_number_names_the_variable(tmp_path, raw):
-    with pytest.raises(ConfigError, match=r"CLAWNB_MAX_TOKENS.*positive integer"):
-        _load(tmp_path, {"CLAWNB_MAX_TOKENS": raw})
+    with pytest.raises(ConfigError, match=r"CLAWNB_MAX_CONTEXT_TOKENS.*positive integer"):
+        _load(tmp_path, {"CLAWNB_MAX_CONTEXT_TOKENS": raw})
 
 
 def test_invalid_toml_names_the_file(tmp_path):

@@ -1,0 +1,138 @@
+"""Local-server profiles: what each OpenAI-compatible server needs to be asked, and how to tell
+them apart.
+
+Servers that all answer ``/v1/chat/completions`` still differ in ways that matter to an agent:
+
+* **llama-cpp-python** passes ``tools`` to the model only when the request also sends
+  ``tool_choice``; without it the agent never gets its tools. The profile sends ``"auto"``.
+* **vLLM** names its context window (``max_model_len``) in ``/v1/models``; the profile keeps it
+  so context-overflow recovery can size the conversation to fit.
+* **llama.cpp** (``llama-server --jinja``), **Ollama** and **LM Studio** need nothing extra in
+  the request (their server-side switches are in ``docs/local-models.md``).
+
+:func:`detect` reads ``GET /v1/models`` (each server fills ``owned_by`` its own way) — done
+once, lazily, by :class:`~clawnb.providers.openai.OpenAICompatProvider` when ``server="auto"``
+and the base URL is on this machine or the local network. ``server="<kind>"`` skips the
+guess. :func:`provider_options` turns a :class:`~clawnb.config.Config` into the provider's
+keyword arguments.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+__all__ = [
+    "PROFILES",
+    "SERVER_KINDS",
+    "ServerProfile",
+    "detect",
+    "is_local_url",
+    "models_context_window",
+    "provider_options",
+]
+
+
+@dataclass(frozen=True)
+class ServerProfile:
+    """``kind`` and its display ``name``; ``tool_choice`` is sent with every request that
+    offers tools (unless the user chose one)."""
+
+    kind: str
+    name: str
+    tool_choice: str | None = None
+
+
+PROFILES: dict[str, ServerProfile] = {
+    "openai": ServerProfile("openai", "OpenAI-compatible"),
+    "llama.cpp": ServerProfile("llama.cpp", "llama.cpp (llama-server)"),
+    "llama-cpp-python": ServerProfile("llama-cpp-python", "llama-cpp-python", tool_choice="auto"),
+    "ollama": ServerProfile("ollama", "Ollama"),
+    "vllm": ServerProfile("vllm", "vLLM"),
+    "lmstudio": ServerProfile("lmstudio", "LM Studio"),
+}
+SERVER_KINDS = ("auto", *PROFILES)
+
+# owned_by in /v1/models, as each server fills it
+_OWNERS = {
+    "llamacpp": "llama.cpp",
+    "vllm": "vllm",
+    "me": "llama-cpp-python",
+    "library": "ollama",
+    "organization_owner": "lmstudio",
+    "system": "openai",
+    "openai": "openai",
+    "openai-internal": "openai",
+}
+
+
+def _entries(models: Any) -> list[dict[str, Any]]:
+    data = models.get("data") if isinstance(models, dict) else None
+    return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+
+def detect(models: Any) -> str | None:
+    """The server kind a ``GET /v1/models`` answer reveals, or ``None`` if it does not."""
+    for entry in _entries(models):
+        if "max_model_len" in entry:
+            return "vllm"
+        if isinstance(entry.get("meta"), dict) and "n_ctx_train" in entry["meta"]:
+            return "llama.cpp"
+        kind = _OWNERS.get(str(entry.get("owned_by")))
+        if kind is not None:
+            return kind
+    return None
+
+
+def models_context_window(models: Any, model: str) -> int | None:
+    """The context window ``/v1/models`` states for ``model`` (vLLM's ``max_model_len``)."""
+    entries = _entries(models)
+    chosen = [e for e in entries if e.get("id") == model] or entries[:1]
+    for entry in chosen:
+        value = entry.get("max_model_len")
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url`` points at this machine or a private network (where a self-hosted
+    server, not a cloud API, is answering)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in ("localhost", "host.docker.internal") or host.endswith((".local", ".localhost")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local
+
+
+def provider_options(config: Config, model: str) -> dict[str, Any]:
+    """Keyword arguments for :class:`~clawnb.providers.openai.OpenAICompatProvider` from the
+    ``[model]`` options that apply to ``model`` (its ``overrides`` included).
+
+    No ``max_output_tokens`` means clawnb's default cap, which a server may refuse (it is then
+    dropped); ``0`` means no cap at all.
+    """
+    from ..config import DEFAULT_MAX_OUTPUT_TOKENS
+
+    options = config.generation_for(model)
+    out: dict[str, Any] = {"server": options.server or "auto"}
+    if options.max_output_tokens is None:
+        out["max_tokens"] = DEFAULT_MAX_OUTPUT_TOKENS
+        out["default_cap"] = True
+    elif options.max_output_tokens > 0:
+        out["max_tokens"] = options.max_output_tokens
+    if options.temperature is not None:
+        out["temperature"] = options.temperature
+    if options.tool_choice is not None:
+        out["tool_choice"] = options.tool_choice
+    if options.extra_body:
+        out["extra_body"] = dict(options.extra_body)
+    return out
