@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .secrets import is_secret_file
 from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
 from .trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
 
@@ -327,6 +328,12 @@ class PermissionEngine:
                 f"`{name}` {CONTROL_FILE_REASON}: it is asked every time, in every mode",
                 explicit=True,
             )
+        if read_only and _names_secret_file(args, self.workspace):
+            return PermissionDecision(
+                Permission.Ask,
+                f"`{name}` opens a secret file (keys, credentials): it is asked every time",
+                explicit=True,
+            )
         if mode is PermissionMode.BYPASS:
             return PermissionDecision(Permission.Allow, "bypass mode allows every tool")
         if name in self._session_allows:
@@ -364,6 +371,22 @@ def touches_control_file(name: str, args: Any, workspace: str | None = None) -> 
     for key in _CODE_ARGS:
         value = args.get(key)
         if isinstance(value, str) and command_mentions_control_file(value):
+            return True
+    return False
+
+
+def _names_secret_file(args: Any, workspace: str | None) -> bool:
+    """Does a call name a secret file, as written or where a symlink leads?"""
+    if not isinstance(args, dict):
+        return False
+    for key in _PATH_ARGS:
+        value = args.get(key)
+        if not isinstance(value, str) or not value or "\x00" in value:
+            continue
+        if is_secret_file(value):
+            return True
+        joined = os.path.join(workspace or os.getcwd(), value)
+        if os.path.islink(joined) and is_secret_file(os.path.realpath(joined)):
             return True
     return False
 

@@ -224,7 +224,7 @@ class PathValidator:
         for key in self.PATH_KEYS:
             value = args.get(key)
             if isinstance(value, str):
-                self.validate_path(value)
+                _refuse_hard_link(self.validate_path(value), value)
         if tool_name == "glob":
             pattern = args.get("pattern")
             if isinstance(pattern, str):
@@ -232,9 +232,9 @@ class PathValidator:
 
     def _check_glob(self, pattern: str) -> None:
         """A glob's fixed prefix (before the first wildcard) must stay inside too."""
+        # Always checked, also for a plain relative prefix: ``outlink/*`` where ``outlink`` is
+        # a symlink to a directory outside would otherwise be walked.
         parts = pattern.split("/")
-        if not (pattern.startswith(("/", "~")) or ".." in parts):
-            return
         fixed: list[str] = []
         for part in parts:
             if any(ch in part for ch in "*?["):
@@ -248,6 +248,20 @@ class PathValidator:
 
 
 _MAX_LINKS = 40  # like the kernel's MAXSYMLINKS
+
+
+def _refuse_hard_link(canonical: Path, shown: str) -> None:
+    """A regular file with several hard links may be the same file as one outside the
+    workspace (a hard link has no "target" to resolve), so no tool may read or write it."""
+    try:
+        st = os.stat(canonical)
+    except OSError:
+        return  # does not exist (yet): nothing to share
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise SafetyViolation(
+            f"{shown} has {st.st_nlink} hard links, so it may also be a file outside "
+            "the workspace; copy it into the workspace if it is meant to be here"
+        )
 
 
 def _resolve(path: str) -> str:

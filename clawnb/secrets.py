@@ -25,6 +25,7 @@ mangle ordinary words.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import os
 import re
 import threading
@@ -36,9 +37,11 @@ from urllib.parse import quote, quote_plus, urlsplit
 __all__ = [
     "KEY_ENV_VARS",
     "REDACTION",
+    "SECRET_FILE_PATTERNS",
     "Redactor",
     "Secret",
     "env_key",
+    "is_secret_file",
     "is_secret_name",
     "key_variables",
     "mask",
@@ -317,6 +320,50 @@ def redact(text: str) -> str:
 def register_secret(value: str | None) -> None:
     """Add a value to the process-wide redactor (e.g. a key given as ``api_key=``)."""
     redactor.register(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Secret files
+# ---------------------------------------------------------------------------------------------
+
+# Files that hold keys by convention. Reading one needs a person's approval each time, and a
+# directory search skips them, so no match/no-match answer can leak their content.
+SECRET_FILE_PATTERNS = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    "credentials",
+    "credentials.*",
+    "*credentials*.json",
+    "secrets.toml",
+    "secrets.y*ml",
+)
+# Templates that document which variables exist, without values.
+_NOT_SECRET = (".env.example", ".env.sample", ".env.template", ".env.dist")
+
+
+def is_secret_file(path: str | os.PathLike[str]) -> bool:
+    """Is this a key or credential file by its name (``.env``, ``.env.local``, ``id_rsa``,
+    ``*.pem``, ``credentials.json`` …)? ``.env.example`` and other templates are not, nor are
+    public keys (``id_rsa.pub``)."""
+    name = Path(os.fspath(path)).name
+    lowered = name.lower()
+    if lowered in _NOT_SECRET or lowered.endswith(".pub"):
+        return False
+    return any(fnmatch.fnmatchcase(lowered, pattern) for pattern in SECRET_FILE_PATTERNS)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ How it searches:
 
 1. The file list comes from the same walk as :class:`~clawnb.tools.glob.GlobTool` — hidden
    directories skipped, ``.gitignore`` honoured, symlinked directories not entered — sorted by
-   path, so the output order never depends on the file system.
+   path, so the output order never depends on the file system. A directory search never
+   opens a secret file (``.env``, keys), a symlink leading out of the workspace or a file
+   with several hard links (:func:`searchable`): no match/no-match oracle, no escape.
 2. The files are then searched by the system ``grep`` (``grep -P`` in the C locale, several
    processes in parallel, each killed if the call is cancelled) when one with PCRE support is
    on ``PATH``; otherwise by a pure-Python scanner. Both read bytes, treat files containing NUL
@@ -28,16 +30,18 @@ import asyncio
 import os
 import re
 import shutil
+import stat
 import subprocess
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from ..secrets import is_secret_file
 from ..types import ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 from .glob import GlobError, cap_lines, compile_glob, sort_key, walk_files
 
-__all__ = ["GrepTool", "system_grep"]
+__all__ = ["GrepTool", "searchable", "system_grep"]
 
 # Lookarounds and absolute anchors behave differently on a whole file than on one line, so
 # for those patterns the Python scanner skips its whole-file pre-check.
@@ -170,6 +174,24 @@ def _pattern_ok(exe: str, pattern: str) -> bool:
     return probe.returncode != 2
 
 
+def searchable(path: str, workspace: str) -> bool:
+    """May a directory search open ``path``? Not a secret file (``.env``, keys: a match/no-match
+    answer would leak them bit by bit), not a symlink that leads out of ``workspace``, and not
+    a file with several hard links (it may be a file outside). This is the file-selection rule
+    every search engine shares; a secret file named directly goes through the gate instead."""
+    if is_secret_file(path):
+        return False
+    try:
+        if os.path.islink(path):
+            real = os.path.realpath(path)
+            if is_secret_file(real) or os.path.commonpath([real, workspace]) != workspace:
+                return False
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
+
+
 class GrepTool(BaseTool):
     """Search file contents with a regex; ``engine`` is ``"auto"`` (system grep when it can,
     else Python), ``"grep"`` or ``"python"``."""
@@ -258,9 +280,11 @@ class GrepTool(BaseTool):
             rels = [rel for rel in rels if include_rx.match(rel)]
         ordered = sorted(rels, key=sort_key)
         root = os.path.abspath(target)
+        inside = os.path.realpath(self.workspace if self.workspace is not None else os.getcwd())
         return [
             (os.path.join(shown_base, rel) if shown_base else rel, os.path.join(root, rel))
             for rel in ordered
+            if searchable(os.path.join(root, rel), inside)
         ]
 
     def _format(self, found: list[Match], shown: list[str]) -> Iterable[str]:

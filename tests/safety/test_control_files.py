@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 from clawnb import Approval
 from clawnb.gates import build_gate
 from clawnb.permissions import Permission, PermissionEngine
-from clawnb.tools import WriteTool
+from clawnb.safety import PathValidator, SafetyViolation
+from clawnb.tools import GrepTool, ReadTool, WriteTool
 from clawnb.types import ToolCall
 
 
@@ -68,3 +70,58 @@ def test_always_on_a_control_file_call_allows_that_call_only(tmp_path):
     assert len(asked) == 2  # asked again: the first "always" was not remembered
     assert all(r.details.get("explicit_only") for r in asked)
     assert "write" not in gate.permissions.session_allows
+
+
+# -- secret files, hard links and symlinks out (issue 10 item 6) -------------------------------
+
+
+@pytest.mark.parametrize("name", [".env", ".env.local", "id_rsa", "server.pem", "credentials.json"])
+def test_reading_a_secret_file_asks_every_time_in_every_mode(tmp_path, name):
+    for mode in ("default", "accept_edits", "bypass"):
+        engine = PermissionEngine.for_mode(mode, allow=["read(*)"], workspace=tmp_path)
+        engine.record_session_allow("read")
+        decision = engine.decide(ReadTool(tmp_path), {"path": name})
+        assert decision.permission is Permission.Ask and decision.explicit, (mode, name)
+
+
+def test_templates_and_public_keys_are_not_secret_files(tmp_path):
+    engine = PermissionEngine.for_mode("default", workspace=tmp_path)
+    for name in (".env.example", "id_rsa.pub", "README.md"):
+        assert engine.decide(ReadTool(tmp_path), {"path": name}).permission is Permission.Allow
+
+
+def test_a_symlink_to_a_secret_file_is_a_secret_file(tmp_path):
+    (tmp_path / ".env").write_text("K=v")
+    os.symlink(tmp_path / ".env", tmp_path / "notes.txt")
+    engine = PermissionEngine.for_mode("default", workspace=tmp_path)
+    assert engine.decide(ReadTool(tmp_path), {"path": "notes.txt"}).explicit
+
+
+def test_a_file_with_several_hard_links_is_refused_by_the_path_check(tmp_path):
+    ws, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    ws.mkdir()
+    outside.write_text("secret")
+    os.link(outside, ws / "inner.txt")
+    with pytest.raises(SafetyViolation, match="2 hard links"):
+        PathValidator(ws).check("read", {"path": "inner.txt"})
+
+
+def test_a_glob_prefix_through_a_symlinked_directory_is_refused(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    os.symlink(tmp_path, ws / "up")
+    with pytest.raises(SafetyViolation, match="outside"):
+        PathValidator(ws).check("glob", {"pattern": "up/*"})
+
+
+def test_directory_search_skips_secret_files_and_links_out(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "out.txt").write_text("needle outside\n")
+    (ws / ".env").write_text("needle=1\n")
+    (ws / "ok.txt").write_text("needle inside\n")
+    os.symlink(tmp_path / "out.txt", ws / "link.txt")
+    os.link(tmp_path / "out.txt", ws / "hard.txt")
+    for engine in ("python", "auto"):
+        result = asyncio.run(GrepTool(ws, engine=engine).call({"pattern": "needle"}))
+        assert result == "ok.txt:1: needle inside", engine

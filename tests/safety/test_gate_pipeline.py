@@ -450,12 +450,12 @@ def test_from_config_with_the_real_config(ws):
 
 async def test_approval_request_details(ws):
     approver = Approver(Approval.deny())
-    gate = build_gate(workspace=ws, approve=approver, ask=["read(*.key)"])
-    (ws / "a.key").write_text("k")
-    call = ToolCall("r", "read", {"path": "a.key"})
+    gate = build_gate(workspace=ws, approve=approver, ask=["read(*.cfg)"])
+    (ws / "a.cfg").write_text("k")
+    call = ToolCall("r", "read", {"path": "a.cfg"})
     refusal = await gate.before_tool(call, ReadTool(ws))
     assert refusal.content == "error: the user denied this tool call"
-    assert approver.requests[0].details == {"mode": "default", "rule": "read(*.key)"}
+    assert approver.requests[0].details == {"mode": "default", "rule": "read(*.cfg)"}
 
 
 async def test_interrupt_while_waiting_for_approval_keeps_history_valid(ws):
