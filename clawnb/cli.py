@@ -17,6 +17,10 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the CLI imports its commands' modules lazily, to start fast
+    from .terminal import TerminalRenderer
 
 __all__ = ["main"]
 
@@ -40,7 +44,7 @@ def _demo(args: argparse.Namespace) -> int:
         return asyncio.run(_run_demo(script, workspace, DEMO_PROMPT, out))
 
 
-async def _run_demo(script: Path, workspace: Path, prompt: str, out) -> int:
+async def _run_demo(script: Path, workspace: Path, prompt: str, out: TerminalRenderer) -> int:
     from .assemble import build_agent
     from .errors import ClawError
     from .events import Approval, ApprovalRequest
@@ -104,4 +108,5 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    status: int = args.func(args)
+    return status

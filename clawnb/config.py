@@ -32,7 +32,7 @@ import tomllib
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -241,7 +241,10 @@ def _lookup(table: dict[str, Any], name: str) -> Any:
     return table[max(matches, key=len)] if matches else None
 
 
-def _merge_model(base: Any, overlay: BaseModel) -> Any:
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _merge_model(base: _Model, overlay: BaseModel) -> _Model:
     updates: dict[str, Any] = {}
     for name in overlay.model_fields_set:
         value = getattr(overlay, name)
@@ -348,7 +351,7 @@ def _parse_toml(text: str, source: str) -> dict[str, Any]:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from None
 
 
-def _validate(cls: type[Any], data: dict[str, Any], source: str) -> Any:
+def _validate(cls: type[_Model], data: dict[str, Any], source: str) -> _Model:
     try:
         return cls.model_validate(data)
     except ValidationError as exc:

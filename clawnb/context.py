@@ -33,9 +33,16 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
 
-from .types import AssistantTurn, Message, StopReason, TokenUsage
+from .types import (
+    AnyProvider,
+    AssistantTurn,
+    Message,
+    Provider,
+    StopReason,
+    TokenUsage,
+    ToolDefinition,
+)
 
 __all__ = [
     "SUMMARY_PREFIX",
@@ -119,8 +126,8 @@ class ContextManager:
         max_tokens: int,
         preserve_recent: int,
         *,
-        summarizer: Any = None,
-        on_usage: Callable[[TokenUsage], Any] | None = None,
+        summarizer: AnyProvider | None = None,
+        on_usage: Callable[[TokenUsage], object] | None = None,
     ) -> None:
         if max_tokens <= 0:
             raise ValueError("max_tokens must be positive")
@@ -145,7 +152,7 @@ class ContextManager:
     def should_compact(self) -> bool:
         return self.context_tokens >= self.max_tokens
 
-    async def maybe_compact(self, provider: Any, messages: list[Message]) -> bool:
+    async def maybe_compact(self, provider: AnyProvider, messages: list[Message]) -> bool:
         """After a turn: bring ``context_tokens`` up to date and compact if it reached the
         limit. Returns whether it compacted."""
         if self._recorded:
@@ -178,7 +185,7 @@ class ContextManager:
             end -= 1
         return keep_start, end
 
-    async def compact(self, provider: Any, messages: list[Message]) -> bool:
+    async def compact(self, provider: AnyProvider, messages: list[Message]) -> bool:
         """Summarise the middle of ``messages`` in place. Returns whether anything changed.
 
         Provider errors propagate and leave ``messages`` untouched.
@@ -189,7 +196,7 @@ class ContextManager:
         middle = messages[start:end]
         if not middle:
             return False
-        request = [Message.User(SUMMARY_REQUEST + transcript(middle))]
+        request: list[Message] = [Message.User(SUMMARY_REQUEST + transcript(middle))]
         source = self.summarizer if self.summarizer is not None else provider
         turn = await _ask(source, request)
         if turn.usage is not None and self.on_usage is not None:
@@ -217,8 +224,8 @@ class ContextManager:
         )
 
 
-async def _ask(provider: Any, request: list[Message]) -> AssistantTurn:
-    if hasattr(provider, "chat"):
+async def _ask(provider: AnyProvider, request: list[Message]) -> AssistantTurn:
+    if isinstance(provider, Provider):
         return await provider.chat(request, [])
     return await provider.stream_chat(request, [], None)
 
@@ -231,12 +238,13 @@ class ExtractiveSummarizer:
     def __init__(self, max_chars: int = 1200) -> None:
         self.max_chars = max_chars
 
-    async def chat(self, messages: list[Message], tools: list[Any]) -> AssistantTurn:
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
         text = messages[-1].content if messages and isinstance(messages[-1], Message.User) else ""
         body = text.split("\n\n", 1)[-1]
         lines = [line for line in body.splitlines() if line.strip()]
         half = max(1, self.max_chars // 2)
-        head, tail = [], []
+        head: list[str] = []
+        tail: list[str] = []
         used = 0
         for line in lines:
             if used + len(line) > half:

@@ -27,6 +27,8 @@ never an API key.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "AgentError",
     "AuthenticationError",
@@ -90,7 +92,7 @@ class ProviderHTTPError(ProviderError):
         self.retry_after = retry_after
         self.endpoint = endpoint
 
-    def __reduce__(self):  # keep the fields when pickled (e.g. across processes)
+    def __reduce__(self) -> tuple[Any, ...]:  # keep the fields when pickled (e.g. across processes)
         fields = (self.status, self.message, self.code, self.retry_after, self.endpoint)
         return (type(self), fields)
 
@@ -108,12 +110,12 @@ class ContextOverflowError(BadRequestError):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.context_window = context_window
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         fields = (self.status, self.message, self.code, self.retry_after, self.endpoint)
         return (_rebuild_overflow, (fields, self.context_window))
 
 
-def _rebuild_overflow(fields: tuple, context_window: int | None) -> ContextOverflowError:
+def _rebuild_overflow(fields: tuple[Any, ...], context_window: int | None) -> ContextOverflowError:
     return ContextOverflowError(*fields, context_window=context_window)
 
 
@@ -148,7 +150,7 @@ class StreamError(ProviderError):
         self.message = message
         self.code = code
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.code))
 
 

@@ -338,9 +338,9 @@ class PermissionEngine:
             return PermissionDecision(Permission.Allow, "bypass mode allows every tool")
         if name in self._session_allows:
             return PermissionDecision(Permission.Allow, f"`{name}` was allowed for this session")
-        rule = self._first_rule(name, args, skip_deny=True)
-        if rule is not None:
-            return PermissionDecision(rule.permission, _rule_reason(rule), rule)
+        matched = self._first_rule(name, args, skip_deny=True)
+        if matched is not None:
+            return PermissionDecision(matched.permission, _rule_reason(matched), matched)
         if read_only:
             return PermissionDecision(Permission.Allow, f"`{name}` is read-only")
         if mode is PermissionMode.ACCEPT_EDITS and name in self.edit_tools:

@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .errors import ClawError
 from .shell import glob_is_valid, normalize_command
-from .types import ToolDefinition
+from .types import Tool, ToolDefinition
 
 __all__ = [
     "DEFAULT_BLOCKED_COMMANDS",
@@ -435,12 +435,12 @@ class SafeToolWrapper:
     """A tool with safety checks in front: the first failing check's reason becomes the result
     ``error: safety check failed: {reason}``; otherwise the inner tool runs."""
 
-    def __init__(self, tool: Any, checks: Iterable[SafetyCheck] = ()) -> None:
+    def __init__(self, tool: Tool, checks: Iterable[SafetyCheck] = ()) -> None:
         self.inner = tool
         self.checks: list[SafetyCheck] = list(checks)
 
     @classmethod
-    def with_check(cls, tool: Any, check: SafetyCheck) -> SafeToolWrapper:
+    def with_check(cls, tool: Tool, check: SafetyCheck) -> SafeToolWrapper:
         return cls(tool, [check])
 
     @property

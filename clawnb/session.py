@@ -72,7 +72,7 @@ def _message_record(msg: Message) -> dict[str, Any]:
     return record
 
 
-class SessionLog(list):  # type: ignore[type-arg]
+class SessionLog(list[Message]):
     """A message list persisted to ``path``; every mutation is durable before it returns."""
 
     def __init__(
@@ -207,7 +207,9 @@ class SessionLog(list):  # type: ignore[type-arg]
             )
             super().extend(items)
 
-    def __iadd__(self, msgs: Iterable[Message]) -> SessionLog:  # type: ignore[override]
+    # ``+=`` must stay in place (and logged); ``+`` still gives a plain list, which mypy
+    # reports as an unsafe pair.
+    def __iadd__(self, msgs: Iterable[Message]) -> SessionLog:  # type: ignore[override, misc]
         self.extend(msgs)
         return self
 
@@ -256,7 +258,7 @@ class SessionLog(list):  # type: ignore[type-arg]
     def reverse(self) -> None:
         self._replace_all(list(reversed(self)), "reorder")
 
-    def __imul__(self, n: SupportsIndex) -> SessionLog:  # type: ignore[override]
+    def __imul__(self, n: SupportsIndex) -> SessionLog:
         self._replace_all(list(self) * int(n), "edit")
         return self
 

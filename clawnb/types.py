@@ -16,12 +16,16 @@ Every noun serialises to plain JSON-able dicts and back without loss
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, runtime_checkable
+
+if TYPE_CHECKING:  # events.py builds on these nouns; only the type checker needs its names
+    from .events import StreamEventCallback
 
 __all__ = [
+    "AnyProvider",
     "AssistantTurn",
     "Message",
     "Provider",
@@ -147,6 +151,14 @@ class AssistantTurn:
         )
 
 
+# Inside ``Message`` the names ``System``… are its class attributes, not types, so its
+# constructors name the variant classes through these aliases.
+_System: TypeAlias = "System"
+_User: TypeAlias = "User"
+_Assistant: TypeAlias = "Assistant"
+_ToolResult: TypeAlias = "ToolResult"
+
+
 class Message:
     """A conversation entry. Use the variants: ``Message.System(text)``, ``Message.User(text)``,
     ``Message.Assistant(turn)`` and ``Message.ToolResult(id, content)`` — or the lower-case
@@ -160,25 +172,25 @@ class Message:
     __slots__ = ()
     role: ClassVar[str] = ""
 
-    System: ClassVar[type[System]]
-    User: ClassVar[type[User]]
-    Assistant: ClassVar[type[Assistant]]
-    ToolResult: ClassVar[type[ToolResult]]
+    System: ClassVar[type[_System]]
+    User: ClassVar[type[_User]]
+    Assistant: ClassVar[type[_Assistant]]
+    ToolResult: ClassVar[type[_ToolResult]]
 
     @staticmethod
-    def system(content: str) -> System:
+    def system(content: str) -> _System:
         return System(content)
 
     @staticmethod
-    def user(content: str) -> User:
+    def user(content: str) -> _User:
         return User(content)
 
     @staticmethod
-    def assistant(turn: AssistantTurn) -> Assistant:
+    def assistant(turn: AssistantTurn) -> _Assistant:
         return Assistant(turn)
 
     @staticmethod
-    def tool_result(id: str, content: str) -> ToolResult:
+    def tool_result(id: str, content: str) -> _ToolResult:
         return ToolResult(id, content)
 
     def to_dict(self) -> dict[str, Any]:
@@ -366,18 +378,19 @@ class Provider(Protocol):
     async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn: ...
 
 
-# ``on_event`` callbacks may be plain functions or coroutine functions.
-EventCallback = Callable[[Any], Awaitable[None] | None]
-
-
 @runtime_checkable
 class StreamProvider(Protocol):
     """A model that streams: ``on_event`` sees every :class:`~clawnb.providers.sse.StreamEvent`
-    as it arrives, and the assembled turn is returned at the end."""
+    as it arrives (a plain function or a coroutine function), and the assembled turn is
+    returned at the end."""
 
     async def stream_chat(
         self,
         messages: list[Message],
         tools: list[ToolDefinition],
-        on_event: EventCallback | None = None,
+        on_event: StreamEventCallback | None = None,
     ) -> AssistantTurn: ...
+
+
+AnyProvider: TypeAlias = Provider | StreamProvider
+"""What a loop, a compaction or a subagent accepts as its model: either protocol."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from ..types import ToolSet
+from ..types import Tool, ToolSet
 from .ask import (
     AskTool,
     ChannelInputHandler,
@@ -84,7 +84,7 @@ def default_tools(
     deferred) loads them.
     """
     state = file_state if file_state is not None else FileState()
-    tools = [
+    tools: list[Tool] = [
         ReadTool(workspace, state),
         WriteTool(workspace, state),
         EditTool(workspace, state),

@@ -85,7 +85,9 @@ def _translate_component(part: str) -> str:
 
 
 def _split_top_level(body: str) -> list[str]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for c in body:
         if c == "," and depth == 0:
             parts.append("".join(current))
@@ -234,11 +236,11 @@ def walk_files(
                 if entry.is_dir(follow_symlinks=False):
                     if not descend or (name[0] == "." and (not hidden or name == ".git")):
                         continue
-                    if check and ignore.ignored(entry.path, True):
+                    if check and ignore is not None and ignore.ignored(entry.path, True):
                         continue
                     stack.append((entry.path, f"{rel_dir}{name}/", depth + 1))
                 elif (name_filter is None or name_filter(name)) and entry.is_file():
-                    if check and ignore.ignored(entry.path, False):
+                    if check and ignore is not None and ignore.ignored(entry.path, False):
                         continue
                     found.append(rel_dir + name)
             except OSError:

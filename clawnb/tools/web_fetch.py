@@ -137,7 +137,8 @@ class WebFetchTool(BaseTool):
                 )
             except socket.gaierror as exc:
                 raise ToolError(f"cannot resolve host {host!r}: {exc.strerror}") from None
-            addresses = [ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos]
+            # IPv6 entries may carry a scope (``fe80::1%eth0``); the address is what matters
+            addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
         for address in addresses:
             if not _is_public(address):
                 raise ToolError(
