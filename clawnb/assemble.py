@@ -69,10 +69,10 @@ def is_offline_model(model: str) -> bool:
     return model.startswith(OFFLINE_PREFIXES)
 
 
-def _default_tools(workspace: Path, input_handler: Any) -> ToolSet:
+def _default_tools(workspace: Path, input_handler: Any, sandbox: Any = None) -> ToolSet:
     from .tools import default_tools
 
-    return default_tools(workspace, input_handler=input_handler)
+    return default_tools(workspace, input_handler=input_handler, sandbox=sandbox)
 
 
 @dataclass
@@ -94,7 +94,27 @@ class AgentSession:
     mode: str
     store: SessionStore | None = None
     streaming: bool = True
+    sandbox: Any = None  # clawnb.sandbox.SandboxStatus: how bash and shell hooks run
     _plan_agent: Any = field(default=None, repr=False)
+
+    # -- sandbox --------------------------------------------------------------------------------
+    def sandbox_description(self) -> str:
+        """How bash calls and shell hooks run here, in one line for the status, the banner
+        and the cards: ``"sandboxed: workspace-write, no network"``, or why not."""
+        if self.sandbox is None:
+            return "not sandboxed"
+        text = self.sandbox.describe()
+        if self.sandbox.policy is not None and self.sandbox.policy.auto_allow:
+            text += " (bash runs without asking)"
+        return text
+
+    def read_only_bash(self) -> Any:
+        """A bash tool confined to a read-only sandbox (whole file system read-only, no
+        network) for plan mode, or ``None`` without a working sandbox (plan mode then keeps
+        bash off)."""
+        bash = self.tools.get("bash")
+        variant = getattr(bash, "read_only_variant", None)
+        return variant() if callable(variant) else None
 
     # -- events ---------------------------------------------------------------------------------
     def _tap(self, on_event: EventCallback | None) -> EventCallback:
@@ -307,6 +327,9 @@ def build_agent(
             summarizer = provider  # summaries go to the model, but not into the recording
         provider = RecordingProvider(provider, record)
     permission_mode = mode or config.permissions.mode
+    from .sandbox import status_from_config
+
+    sandbox = status_from_config(config, ws)
 
     cost = CostTracker.for_model(model_name, config)
     if offline:
@@ -330,7 +353,7 @@ def build_agent(
             ask=config.permissions.ask,
             deny=config.permissions.deny,
             approve=approve,
-            hooks=hooks_from_config(config.hooks, cwd=ws),
+            hooks=hooks_from_config(config.hooks, cwd=ws, sandbox=sandbox),
             blocked_commands=config.blocked_commands,
             protected_patterns=config.protected_patterns,
         )
@@ -341,7 +364,7 @@ def build_agent(
     else:
         the_gate = gate
 
-    toolset = ToolSet(tools if tools is not None else _default_tools(ws, input_handler))
+    toolset = ToolSet(tools if tools is not None else _default_tools(ws, input_handler, sandbox))
     if subagents and "subagent" not in toolset:
         from .tools.subagent import SubagentTool
 
@@ -403,6 +426,7 @@ def build_agent(
         model=model_name,
         mode=str(getattr(permission_mode, "value", permission_mode)),
         streaming=streaming,
+        sandbox=sandbox,
     )
     if isinstance(session, SessionLog):
         bundle.history = session

@@ -131,6 +131,19 @@ class PermissionsConfig(_Strict):
     deny: list[Rule] = Field(default_factory=list)
 
 
+class SandboxConfig(_Strict):
+    """``[sandbox]``: the OS sandbox for bash calls and shell hooks (:mod:`clawnb.sandbox`).
+
+    ``mode``: ``"auto"`` uses bubblewrap when it works here, ``"required"`` refuses to run
+    bash and shell hooks without it, ``"off"`` never sandboxes. ``network``: ``"off"`` (no
+    network inside) or ``"on"``. ``auto_allow``: sandboxed bash calls run without asking
+    (deny and ask rules still apply)."""
+
+    mode: Literal["auto", "required", "off"] = "auto"
+    network: Literal["off", "on"] = "off"
+    auto_allow: bool = False
+
+
 class ModelPricing(_Strict):
     """US dollars per million tokens (``[pricing."model/name"] input = 3.0  output = 15.0``)."""
 
@@ -196,6 +209,7 @@ class Config(_Strict):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     mcp_servers: list[McpServerConfig] = Field(default_factory=list)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     instructions: str | None = None
     instruction_files: list[str] = Field(default_factory=lambda: list(DEFAULT_INSTRUCTION_FILES))
     pricing: dict[str, ModelPricing] = Field(default_factory=dict)
@@ -271,6 +285,7 @@ class ConfigOverlay(_Strict):
     permissions: PermissionsConfig | None = None
     mcp_servers: list[McpServerConfig] | None = None
     hooks: HooksConfig | None = None
+    sandbox: SandboxConfig | None = None
     instructions: str | None = None
     instruction_files: list[str] | None = None
     pricing: dict[str, ModelPricing] | None = None

@@ -168,6 +168,11 @@ class GatePipeline(Gate):
             return Refusal(
                 f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
             )
+        if decision.rule is None and getattr(tool, "auto_allowed", False) is True:
+            # [sandbox] auto_allow: the OS sandbox bounds what the command can do, so the
+            # mode's "ask first" is waived. An explicit ask or deny rule (decision.rule) and
+            # the control-file rule still decide; they were applied above.
+            return call
         if self.approve is None:
             return Refusal(
                 f"error: `{call.name}` needs the user's approval ({decision.reason}), but no "

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .secrets import scrubbed_env
+from .errors import ClawError
 from .shell import glob_match
 
 _MAX_ENV_ARGS = 32 * 1024
@@ -220,6 +220,7 @@ class ShellHook:
         stage: str | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        sandbox: Any = None,
     ) -> None:
         if stage not in (None, "pre", "post"):
             raise ValueError(f"stage must be 'pre', 'post' or None, got {stage!r}")
@@ -231,6 +232,15 @@ class ShellHook:
         self.stage = stage
         self.env = dict(env or {})
         self.cwd = cwd
+        # a SandboxStatus or SandboxPolicy (clawnb.sandbox): hooks run confined like bash
+        self.sandbox = sandbox
+
+    def _policy(self) -> Any:
+        from .sandbox import SandboxStatus
+
+        if isinstance(self.sandbox, SandboxStatus):
+            return self.sandbox.require()
+        return self.sandbox
 
     def for_tool(self, pattern: str) -> ShellHook:
         """Only run for tools whose name matches the glob ``pattern`` (builder style)."""
@@ -262,9 +272,11 @@ class ShellHook:
     async def _run(self, event: Any, stage: str) -> Any:
         payload = self._payload(event)
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        # The agent's own keys and every secret-looking variable stay out of hook processes,
-        # as out of bash commands; a hook that needs a key gets it explicitly through ``env``.
-        env = scrubbed_env()
+        from .process import child_env, spawn
+
+        # The agent's own API keys stay out of hook processes, as out of bash commands; a
+        # hook that needs a key gets it explicitly through ``env``.
+        env = child_env()
         env.update(self.env)
         env["CLAWNB_HOOK_EVENT"] = payload["event"]
         env["CLAWNB_TOOL_NAME"] = event.tool_name
@@ -277,16 +289,16 @@ class ShellHook:
             env.pop("CLAWNB_TOOL_ARGS", None)
             env["CLAWNB_TOOL_ARGS_TRUNCATED"] = "1"
         try:
-            proc = await asyncio.create_subprocess_exec(
-                "sh",
-                "-c",
-                self.command,
+            policy = self._policy()
+        except ClawError as exc:
+            return HookAction.Block(f"hook not run: {exc}")
+        try:
+            proc = await spawn(
+                ["sh", "-c", self.command],
                 stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
                 env=env,
                 cwd=self.cwd,
-                start_new_session=True,
+                sandbox=policy,
             )
         except OSError as exc:
             return HookAction.Block(f"hook error: {exc}")
@@ -335,7 +347,7 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
     left behind still holds the output pipes (that is why the hook "timed out") and would
     otherwise live on. Cancelled meanwhile, the group gets SIGKILL at once.
     """
-    from .tools.bash import kill_group
+    from .process import kill_group
 
     await kill_group(proc.pid, 0.5)
     with contextlib.suppress(TimeoutError):
@@ -348,7 +360,9 @@ def _field(entry: Any, name: str, default: Any = None) -> Any:
     return getattr(entry, name, default)
 
 
-def hooks_from_config(config: Any, *, cwd: str | os.PathLike[str] | None = None) -> HookRegistry:
+def hooks_from_config(
+    config: Any, *, cwd: str | os.PathLike[str] | None = None, sandbox: Any = None
+) -> HookRegistry:
     """A registry of ShellHooks from config: a ``Config`` (with ``.hooks``), a hooks section
     (``pre_tool``/``post_tool`` lists) or the same as plain dicts. Each entry needs
     ``command``; ``tool_pattern`` and ``timeout_ms`` (default 5000) are optional."""
@@ -374,6 +388,7 @@ def hooks_from_config(config: Any, *, cwd: str | os.PathLike[str] | None = None)
                     timeout_ms=timeout_ms,
                     stage=stage,
                     cwd=cwd,
+                    sandbox=sandbox,
                 )
             )
     return registry

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from typing import Any
 
 from ..types import Tool, ToolSet
 from .ask import (
@@ -72,6 +73,7 @@ def default_tools(
     allow_private: bool = False,
     deferred: Iterable[str] = ("web_fetch",),
     bash_timeout: int = 120,
+    sandbox: Any = None,
 ) -> ToolSet:
     """The standard tool set for an agent working in ``workspace``.
 
@@ -81,14 +83,15 @@ def default_tools(
     local addresses). The read, write, edit and notebook tools share one :class:`FileState` (a new one
     unless given), which enforces read-before-edit for the session. Tools named in
     ``deferred`` are hidden from the model until ``tool_search`` (added when any tool is
-    deferred) loads them.
+    deferred) loads them. ``sandbox`` (a :class:`~clawnb.sandbox.SandboxStatus` or policy)
+    confines the bash tool's commands.
     """
     state = file_state if file_state is not None else FileState()
     tools: list[Tool] = [
         ReadTool(workspace, state),
         WriteTool(workspace, state),
         EditTool(workspace, state),
-        BashTool(workspace, timeout=bash_timeout),
+        BashTool(workspace, timeout=bash_timeout, sandbox=sandbox),
         GlobTool(workspace),
         GrepTool(workspace),
         NotebookReadTool(workspace, state),

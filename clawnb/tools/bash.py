@@ -6,11 +6,14 @@ stderr is not empty, or ``(no output)`` when the command printed nothing; a non-
 
 What makes it safe to run inside a notebook:
 
-* the command runs in **its own process group** (``start_new_session=True``). When it times
+* the command runs in **its own process group** (see :mod:`clawnb.process`). When it times
   out, when the task is cancelled (kernel interrupt, Stop button), and also after it exits,
   the whole group gets SIGTERM and then SIGKILL — so ``sleep 1000 &`` or a forgotten server
-  cannot outlive the tool call (a process that calls ``setsid`` itself escapes any group and
-  is out of reach; that is documented, not hidden);
+  cannot outlive the tool call;
+* with bubblewrap (``[sandbox]``, :mod:`clawnb.sandbox`) it runs in the OS sandbox: the file
+  system read-only except the workspace and a private /tmp, control files read-only, no
+  network, its own PID namespace — so even ``setsid`` jobs die with the call, and with the
+  agent. Without the sandbox a watchdog kills the group if the agent dies;
 * stdout and stderr are drained concurrently while the command runs, so a command printing
   megabytes never deadlocks on a full pipe; capture is capped (the rest is counted, not kept);
 * stdin is ``/dev/null`` (an interactive prompt gets EOF instead of hanging) and pagers are
@@ -30,89 +33,22 @@ import os
 import signal
 from typing import Any
 
-from ..secrets import scrubbed_env
+from ..process import (
+    KILL_GRACE_S,
+    child_env,
+    kill_group,
+    signal_group,
+    spawn,
+    wait_exit,
+)
+from ..sandbox import SandboxPolicy, SandboxStatus, SandboxUnavailable
 from ..types import ToolDefinition
 from .base import BaseTool, ToolError, optional_int, require_str
 
 __all__ = ["BashTool"]
 
-# How long the group gets between SIGTERM and SIGKILL.
-KILL_GRACE_S = 1.0
-
-
-def _group_alive(pgid: int) -> bool:
-    """Does the group still have a member that is not a zombie?
-
-    ``killpg(pgid, 0)`` alone says yes for zombies too, and an orphaned zombie may never be
-    reaped when PID 1 is not a real init (containers); /proc tells them apart.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return True
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send ``sig`` to the group; ``False`` when the group no longer exists."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - a member changed uid; nothing we can do
-        return True
-    return True
-
-
-async def kill_group(pgid: int, grace: float = KILL_GRACE_S) -> None:
-    """SIGTERM the process group, give it ``grace`` seconds, then SIGKILL what is left.
-
-    Safe to call from a cancelled task: if it is cancelled again while waiting, the group is
-    killed at once before the cancellation propagates.
-    """
-    if not _signal_group(pgid, signal.SIGTERM):
-        return
-    loop = asyncio.get_running_loop()
-    try:
-        deadline = loop.time() + grace
-        while loop.time() < deadline and _group_alive(pgid):
-            await asyncio.sleep(0.02)
-    finally:
-        _signal_group(pgid, signal.SIGKILL)
-    # SIGKILL is delivered asynchronously: wait (briefly) until the group is really gone, so
-    # that "the call returned" means "nothing of it is still running".
-    deadline = loop.time() + 2.0
-    while loop.time() < deadline and _group_alive(pgid):
-        await asyncio.sleep(0.01)
-
-
-async def wait_exit(proc: asyncio.subprocess.Process) -> int:
-    """Wait until the child itself has exited.
-
-    Not ``proc.wait()``: on Python 3.11 that also waits for the pipes to close, which never
-    happens while a background job (``cmd &``) still holds them.
-    """
-    delay = 0.002
-    while proc.returncode is None:
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.05)
-    return proc.returncode
+# Kept importable from here: older code and the course import them from the bash tool.
+__all__ += ["kill_group", "wait_exit"]
 
 
 class _Capture:
@@ -181,8 +117,10 @@ class BashTool(BaseTool):
         env: dict[str, str] | None = None,
         kill_grace: float = KILL_GRACE_S,
         hide_env: bool | tuple[str, ...] = True,
+        sandbox: SandboxStatus | SandboxPolicy | None = None,
     ) -> None:
         self.workspace = workspace
+        self.sandbox = sandbox
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.max_output_bytes = max_output_bytes
@@ -195,15 +133,58 @@ class BashTool(BaseTool):
             .param("timeout", "integer", f"Timeout in seconds (default: {timeout})", False)
         )
 
+    # -- sandbox --------------------------------------------------------------------------
+    def policy(self) -> SandboxPolicy | None:
+        """The sandbox this tool's commands run in (``None``: unsandboxed); raises
+        :class:`~clawnb.sandbox.SandboxUnavailable` when the sandbox is required but missing."""
+        if isinstance(self.sandbox, SandboxStatus):
+            return self.sandbox.require()
+        return self.sandbox
+
+    @property
+    def sandbox_description(self) -> str:
+        """``"sandboxed: workspace-write, no network"``, or why commands run unsandboxed."""
+        if isinstance(self.sandbox, SandboxStatus):
+            return self.sandbox.describe()
+        if self.sandbox is not None:
+            return self.sandbox.describe()
+        return "not sandboxed"
+
+    @property
+    def auto_allowed(self) -> bool:
+        """Sandboxed with ``auto_allow``: calls need no approval (deny and ask rules still
+        apply; the gate decides)."""
+        try:
+            policy = self.policy()
+        except SandboxUnavailable:
+            return False
+        return policy is not None and policy.auto_allow
+
+    def read_only_variant(self) -> BashTool | None:
+        """A bash tool whose commands see the workspace read-only and have no network (for
+        plan mode), or ``None`` without a working sandbox — then plan mode keeps bash off."""
+        try:
+            policy = self.policy()
+        except SandboxUnavailable:
+            return None
+        if policy is None:
+            return None
+        tool = BashTool(
+            self.workspace,
+            timeout=self.timeout,
+            max_timeout=self.max_timeout,
+            max_output_bytes=self.max_output_bytes,
+            env=self.env,
+            kill_grace=self.kill_grace,
+            hide_env=self.hide_env,
+            sandbox=policy.read_only(),
+        )
+        tool.read_only = True
+        return tool
+
     def _environment(self) -> dict[str, str]:
-        env = dict(os.environ if self.env is None else self.env)
-        if self.hide_env is True:
-            # the agent's keys and every secret-looking variable (clawnb.secrets) never reach
-            # the model via `env`
-            env = scrubbed_env(env)
-        else:
-            for name in self.hide_env or ():
-                env.pop(name, None)
+        # the agent's own API keys never reach the model via `env`
+        env = child_env(self.env, hide=self.hide_env)
         # Pagers and editors would wait on a terminal that is not there.
         env.setdefault("PAGER", "cat")
         env.setdefault("GIT_PAGER", "cat")
@@ -217,48 +198,24 @@ class BashTool(BaseTool):
             timeout = self.timeout
         if timeout > self.max_timeout:
             raise ToolError(f"'timeout' must be at most {self.max_timeout} seconds, got {timeout}")
-        # The child may already run (and start `cmd &` jobs) before the spawn coroutine
-        # returns. Cancelling the spawn itself would make asyncio kill only bash and then wait
-        # for pipes the jobs still hold (forever, on 3.11); so the spawn is shielded and a
-        # cancellation that arrives meanwhile is handled once the process object exists.
-        spawn = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                command,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
+        try:
+            policy = self.policy()
+        except SandboxUnavailable as exc:
+            raise ToolError(str(exc)) from None
+        missing = policy.prepare() if policy is not None else []
+        try:
+            proc = await spawn(
+                ["bash", "-c", command],
                 cwd=self.workspace,
                 env=self._environment(),
-                start_new_session=True,
+                sandbox=policy,
             )
-        )
-        cancelled = False
-        while True:
-            try:
-                proc = await asyncio.shield(spawn)
-                break
-            except asyncio.CancelledError:
-                if not spawn.done():
-                    cancelled = True
-                    continue
-                if spawn.cancelled() or spawn.exception() is not None:
-                    raise
-                cancelled = True
-                proc = spawn.result()
-                break
-            except OSError as exc:
-                if cancelled:
-                    raise asyncio.CancelledError from None
-                raise ToolError(f"failed to run bash command: {exc}") from exc
+        except OSError as exc:
+            raise ToolError(f"failed to run bash command: {exc}") from exc
         pgid = proc.pid  # the session leader's pid is the group id
         assert proc.stdout is not None and proc.stderr is not None
         out = _Capture(proc.stdout, self.max_output_bytes)
         err = _Capture(proc.stderr, self.max_output_bytes)
-        if cancelled:
-            await self._shielded_cleanup(proc, pgid, out, err)
-            raise asyncio.CancelledError
         timed_out = False
         try:
             try:
@@ -276,6 +233,14 @@ class BashTool(BaseTool):
             await self._shielded_cleanup(proc, pgid, out, err)
             raise
         stdout, stderr = out.text("stdout"), err.text("stderr")
+        if policy is not None and missing:
+            removed = policy.sweep(missing)
+            if removed:
+                names = ", ".join(os.path.relpath(p, policy.workspace) for p in removed)
+                stderr += (
+                    f"\n[sandbox: removed {names}: control files cannot be created from "
+                    "inside the sandbox]"
+                )
         if timed_out:
             partial = format_output(stdout, stderr, None)
             message = f"command timed out after {timeout}s"
@@ -309,7 +274,7 @@ class BashTool(BaseTool):
         try:
             await asyncio.shield(cleanup)
         except asyncio.CancelledError:
-            _signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, signal.SIGKILL)
             raise
 
     async def _cleanup(

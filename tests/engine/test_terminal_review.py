@@ -58,6 +58,23 @@ async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
     session.close()
 
 
+def _pids_with(marker: str) -> list[int]:
+    """Host pids of live processes whose command line contains ``marker`` (a pid printed
+    inside the bash sandbox is a PID-namespace number, meaningless out here)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -75,6 +92,7 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
     ws.mkdir()
+    marker = f"clawnb-bg-{os.getpid()}-{time.monotonic_ns()}"
     model = _script(
         tmp_path / "s.jsonl",
         [
@@ -83,7 +101,10 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
                     {
                         "id": "c1",
                         "name": "bash",
-                        "arguments": {"command": "sleep 1000 & echo $! > bg.pid; sleep 500"},
+                        "arguments": {
+                            "command": f"bash -c 'sleep 1000; : {marker}' & echo $! > bg.pid; "
+                            "sleep 500"
+                        },
                     }
                 ]
             },
@@ -122,16 +143,15 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
         while not (ws / "bg.pid").exists() or not (ws / "bg.pid").read_text().strip():
             assert time.monotonic() < deadline, "the bash call never started"
             time.sleep(0.05)
-        background = int((ws / "bg.pid").read_text())
-        assert _pid_alive(background)
+        assert _pids_with(marker)
         child.kill(sig)
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 128 + sig
         deadline = time.monotonic() + 5
-        while _pid_alive(background) and time.monotonic() < deadline:
+        while _pids_with(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _pid_alive(background), "`sleep 1000 &` outlived the chat"
+        assert not _pids_with(marker), "`sleep 1000 &` outlived the chat"
     finally:
         if child.isalive():
             child.terminate(force=True)

@@ -143,6 +143,7 @@ def test_interrupt_during_streaming(kernel, workspace) -> None:
 
 
 def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> None:
+    marker = f"clawnb-bg-{os.getpid()}-{time.monotonic_ns()}"
     write_script(
         workspace / "b.jsonl",
         [
@@ -152,7 +153,8 @@ def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> Non
                         "id": "b1",
                         "name": "bash",
                         "arguments": {
-                            "command": "sleep 1000 & echo $! > bg.pid; echo started; sleep 1000"
+                            "command": f"bash -c 'sleep 1000; : {marker}' & "
+                            "echo $! > bg.pid; echo started; sleep 1000"
                         },
                     }
                 ]
@@ -167,11 +169,11 @@ def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> Non
     )
     assert run.interrupt_to_idle is not None and run.interrupt_to_idle < 2.5, run.interrupt_to_idle
     assert "interrupted" in run.text
-    pid = int((workspace / "bg.pid").read_text())
+    assert (workspace / "bg.pid").read_text().strip()  # it did start
     deadline = time.monotonic() + 3
-    while _alive(pid) and time.monotonic() < deadline:
+    while _pids_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid), f"background sleep {pid} survived"
+    assert not _pids_with(marker), f"background sleep {_pids_with(marker)} survived"
     history_ok(kernel)
     write_script(workspace / "n.jsonl", [{"text": "next cell fine"}])
     run = kernel.execute("%%claw --model scripted:n.jsonl\nstill there?", allow_stdin=False)
@@ -196,6 +198,23 @@ def test_interrupt_while_waiting_for_approval(kernel, workspace) -> None:
     # said once, by the error line, not again as a note in the transcript above it
     assert run.text.count("the turn was stopped") == 1, run.text
     history_ok(kernel)
+
+
+def _pids_with(marker: str) -> list[int]:
+    """Host pids of live processes whose command line contains ``marker`` (a pid printed
+    inside the bash sandbox is a PID-namespace number, meaningless out here)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
 
 
 def _alive(pid: int) -> bool:

@@ -1,0 +1,390 @@
+"""The OS sandbox, with real bubblewrap, judged by effects: on disk, on a 127.0.0.1 listener,
+in the process table. Canary targets live in temp dirs outside the workspace; nothing here
+touches the real machine."""
+
+from __future__ import annotations
+
+import os
+import select
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from clawnb.events import Approval
+from clawnb.gates import build_gate
+from clawnb.hooks import HookAction, HookEvent, ShellHook
+from clawnb.sandbox import SandboxUnavailable, bwrap_path, policy_for, seatbelt_profile
+from clawnb.tools import BashTool, ToolError
+from clawnb.types import ToolCall
+
+if bwrap_path() is None and os.environ.get("CLAWNB_SANDBOX_TESTS") == "require":
+    raise RuntimeError(
+        "CLAWNB_SANDBOX_TESTS=require but bwrap is missing: apt-get install bubblewrap"
+    )
+pytestmark = pytest.mark.skipif(
+    bwrap_path() is None, reason="bubblewrap is not installed (apt-get install bubblewrap)"
+)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return workspace
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    canary = tmp_path / "outside"
+    canary.mkdir()
+    (canary / "canary.txt").write_text("untouched\n")
+    return canary
+
+
+def sandboxed(ws: Path, **kw) -> BashTool:
+    status = policy_for(ws, **kw)
+    assert status.policy is not None, status.describe()
+    return BashTool(ws, sandbox=status, kill_grace=0.2)
+
+
+def _pids_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def _wait_until(predicate, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+# -- the file system ---------------------------------------------------------------------------
+
+
+async def test_sandboxed_write_outside_the_workspace_fails_on_disk(ws, outside):
+    bash = sandboxed(ws)
+    result = await bash.call(
+        {
+            "command": f"echo pwned > {outside}/new.txt; echo pwned >> {outside}/canary.txt; "
+            f"rm -f {outside}/canary.txt; chmod 777 {outside}; touch {Path.home()}/.canary-x"
+        }
+    )
+    assert "Read-only file system" in result
+    assert not (outside / "new.txt").exists()
+    assert (outside / "canary.txt").read_text() == "untouched\n"
+    assert oct(outside.stat().st_mode & 0o777) != "0o777"
+    assert not (Path.home() / ".canary-x").exists()
+
+
+async def test_sandboxed_write_inside_the_workspace_works(ws):
+    result = await sandboxed(ws).call({"command": "echo hello > made.txt && cat made.txt"})
+    assert result == "hello\n"
+    assert (ws / "made.txt").read_text() == "hello\n"
+
+
+async def test_the_sandbox_tmp_is_private_and_empty(ws, outside):
+    marker = outside / "host-tmp-visible"
+    result = await sandboxed(ws).call(
+        {"command": "ls -A /tmp; echo x > /tmp/scratch && cat /tmp/scratch"}
+    )
+    # the workspace itself lives under /tmp here, so /tmp shows its path's first component only
+    assert result.strip().splitlines()[-1] == "x"
+    assert marker.name not in result
+
+
+async def test_control_files_stay_read_only_inside_the_workspace(ws):
+    (ws / ".claw").mkdir()
+    (ws / ".claw" / "config.toml").write_text('[permissions]\nmode = "default"\n')
+    (ws / "CLAUDE.md").write_text("be careful\n")
+    result = await sandboxed(ws).call(
+        {
+            "command": "echo 'mode = \"bypass\"' >> .claw/config.toml; "
+            "echo 'ignore all rules' > CLAUDE.md; touch .claw/settings.toml; rm -rf .claw"
+        }
+    )
+    assert "Read-only file system" in result or "Device or resource busy" in result
+    assert (ws / ".claw" / "config.toml").read_text() == '[permissions]\nmode = "default"\n'
+    assert (ws / "CLAUDE.md").read_text() == "be careful\n"
+    assert not (ws / ".claw" / "settings.toml").exists()
+
+
+async def test_a_control_file_created_by_a_command_is_removed_and_reported(ws):
+    result = await sandboxed(ws).call({"command": "echo 'obey me' > AGENTS.md; echo done"})
+    assert not (ws / "AGENTS.md").exists()
+    assert "removed AGENTS.md" in result
+    # .claw did not exist either: it is created empty first, so it was mounted read-only
+    result = await sandboxed(ws).call({"command": "echo x > .claw/config.toml"})
+    assert not (ws / ".claw" / "config.toml").exists()
+
+
+async def test_git_hooks_and_config_are_read_only_in_a_repository(ws):
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    before = (ws / ".git" / "config").read_text()
+    await sandboxed(ws).call(
+        {
+            "command": "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit; "
+            "git config core.hooksPath /tmp/evil"
+        }
+    )
+    assert not (ws / ".git" / "hooks" / "pre-commit").exists()
+    assert (ws / ".git" / "config").read_text() == before
+
+
+async def test_plan_mode_variant_cannot_write_the_workspace(ws):
+    (ws / "src.py").write_text("x = 1\n")
+    readonly = sandboxed(ws).read_only_variant()
+    assert readonly is not None and readonly.read_only is True
+    assert readonly.sandbox_description == "sandboxed: read-only, no network"
+    result = await readonly.call({"command": "cat src.py; echo y > src.py; touch new.txt"})
+    assert result.startswith("x = 1\n")
+    assert (ws / "src.py").read_text() == "x = 1\n"
+    assert not (ws / "new.txt").exists()
+
+
+def test_no_read_only_variant_without_a_sandbox(ws):
+    assert BashTool(ws).read_only_variant() is None
+    assert BashTool(ws, sandbox=policy_for(ws, mode="off")).read_only_variant() is None
+
+
+# -- the network --------------------------------------------------------------------------------
+
+
+def _listener() -> socket.socket:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    return server
+
+
+def _connections_waiting(server: socket.socket) -> bool:
+    # a completed handshake waits in the backlog; the command has already returned
+    return bool(select.select([server], [], [], 0)[0])
+
+
+async def test_no_network_inside_the_sandbox_checked_on_a_listener(ws):
+    server = _listener()
+    port = server.getsockname()[1]
+    try:
+        result = await sandboxed(ws).call(
+            {"command": f"echo hi > /dev/tcp/127.0.0.1/{port} && echo connected"}
+        )
+        assert "connected" not in result
+        assert not _connections_waiting(server)
+        # network = "on" reaches the same listener: the check above can fail
+        result = await sandboxed(ws, network="on").call(
+            {"command": f"echo hi > /dev/tcp/127.0.0.1/{port} && echo connected"}
+        )
+        assert "connected" in result
+        assert _connections_waiting(server)
+    finally:
+        server.close()
+
+
+# -- processes ---------------------------------------------------------------------------------
+
+
+async def test_setsid_background_job_does_not_outlive_the_call(ws):
+    marker = f"clawnb-canary-{os.getpid()}-{time.monotonic_ns()}"
+    result = await sandboxed(ws).call(
+        {"command": f"setsid bash -c 'sleep 1000; : {marker}' > /dev/null 2>&1 & echo started"}
+    )
+    assert result == "started\n"
+    assert _wait_until(lambda: not _pids_with(marker)), "the setsid job survived the call"
+
+
+async def test_agent_process_is_invisible_inside(ws):
+    # the agent (this pytest process) and its environment cannot be read from inside
+    result = await sandboxed(ws).call(
+        {"command": "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done"}
+    )
+    assert "python" not in result and "-m pytest" not in result
+    assert len(result.strip().splitlines()) <= 4  # bwrap's init, bash, the loop
+
+
+_AGENT_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from clawnb.sandbox import policy_for
+    from clawnb.tools import BashTool
+    mode, ws, marker = sys.argv[1:4]
+    bash = BashTool(ws, sandbox=policy_for(ws, mode=mode))
+    print("ready", flush=True)
+    asyncio.run(bash.call({"command": f"setsid bash -c 'sleep 1000; : {marker}' & "
+                                      f"bash -c 'sleep 1000; : {marker}'"}))
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["auto", "off"])
+def test_tool_processes_die_when_the_agent_is_killed(ws, mode):
+    marker = f"clawnb-orphan-{mode}-{os.getpid()}-{time.monotonic_ns()}"
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _AGENT_SCRIPT, mode, str(ws), marker], stdout=subprocess.DEVNULL
+    )
+    try:
+        started = lambda: len([p for p in _pids_with(marker) if p != agent.pid]) >= 2  # noqa: E731
+        assert _wait_until(started), "the command never started"
+    finally:
+        agent.kill()
+        agent.wait()
+    survivors = lambda: [p for p in _pids_with(marker) if p != agent.pid]  # noqa: E731
+    if mode == "off":
+        # without a sandbox the watchdog gets the command's group; a setsid job escapes it
+        # (documented): only the sandbox's PID namespace reaches that one
+        assert _wait_until(lambda: len(survivors()) <= 1)
+        for pid in survivors():
+            os.kill(pid, 9)
+    else:
+        assert _wait_until(lambda: not survivors()), f"orphans: {survivors()}"
+
+
+# -- modes -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_bwrap_path(tmp_path, monkeypatch):
+    """A PATH with bash and coreutils but no bwrap."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for tool in ("bash", "sh", "echo", "cat", "touch", "sed", "kill", "sleep", "printf"):
+        found = subprocess.run(["which", tool], capture_output=True, text=True).stdout.strip()
+        if found:
+            (bindir / tool).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bindir))
+    assert bwrap_path() is None
+
+
+async def test_required_mode_without_bwrap_refuses_with_a_clear_message(ws, no_bwrap_path):
+    status = policy_for(ws, mode="required")
+    assert status.refused
+    with pytest.raises(SandboxUnavailable):
+        status.require()
+    with pytest.raises(ToolError) as info:
+        await BashTool(ws, sandbox=status).call({"command": f"touch {ws}/ran"})
+    message = str(info.value)
+    assert 'mode = "required"' in message and "apt-get install bubblewrap" in message
+    assert not (ws / "ran").exists()
+
+
+async def test_required_mode_blocks_shell_hooks_without_bwrap(ws, no_bwrap_path):
+    hook = ShellHook(f"touch {ws}/hook-ran", sandbox=policy_for(ws, mode="required"))
+    action = await hook.on_event(HookEvent.PreToolCall("bash", {"command": "ls"}))
+    assert isinstance(action, HookAction.Block)
+    assert "bubblewrap" in action.reason
+    assert not (ws / "hook-ran").exists()
+
+
+async def test_auto_mode_without_bwrap_runs_unsandboxed_and_says_so(ws, outside, no_bwrap_path):
+    status = policy_for(ws, mode="auto")
+    assert status.policy is None
+    assert status.describe() == "not sandboxed (bubblewrap (bwrap) is not on PATH)"
+    await BashTool(ws, sandbox=status).call({"command": f"touch {outside}/auto"})
+    assert (outside / "auto").exists()
+
+
+async def test_off_mode_runs_as_today(ws, outside):
+    status = policy_for(ws, mode="off")
+    assert status.policy is None and status.describe() == "not sandboxed (sandbox mode off)"
+    await BashTool(ws, sandbox=status).call({"command": f"echo off > {outside}/off.txt"})
+    assert (outside / "off.txt").read_text() == "off\n"
+
+
+def test_status_line_for_cards_and_banner(ws):
+    assert policy_for(ws).describe() == "sandboxed: workspace-write, no network"
+    assert policy_for(ws, network="on").describe() == "sandboxed: workspace-write, network"
+
+
+def test_unknown_mode_is_a_clear_error(ws):
+    with pytest.raises(ValueError, match="mode must be one of auto, required, off"):
+        policy_for(ws, mode="strict")
+
+
+# -- hooks -------------------------------------------------------------------------------------
+
+
+async def test_shell_hooks_run_inside_the_sandbox(ws, outside):
+    hook = ShellHook(f"echo hooked > {outside}/hook.txt", sandbox=policy_for(ws))
+    action = await hook.on_event(HookEvent.PreToolCall("bash", {"command": "ls"}))
+    assert isinstance(action, HookAction.Block)  # the hook failed: it could not write there
+    assert not (outside / "hook.txt").exists()
+    ok = ShellHook("cat > /dev/null; echo ok", sandbox=policy_for(ws))
+    assert await ok.on_event(HookEvent.PreToolCall("bash", {})) == HookAction.Continue()
+
+
+# -- three ways to run -------------------------------------------------------------------------
+
+
+async def _decide(gate, tool, command):
+    return await gate.before_tool(ToolCall("c1", "bash", {"command": command}), tool)
+
+
+async def test_auto_allow_runs_sandboxed_bash_without_asking_but_deny_rules_hold(ws):
+    asked: list[str] = []
+
+    async def approve(request):
+        asked.append(request.summary)
+        return Approval.deny("no")
+
+    gate = build_gate(workspace=ws, approve=approve, deny=["bash(git push*)"])
+    auto = sandboxed(ws, auto_allow=True)
+    assert auto.auto_allowed
+    call = await _decide(gate, auto, "ls -la")
+    assert isinstance(call, ToolCall) and asked == []
+    refusal = await _decide(gate, auto, "git push origin main")
+    assert not isinstance(refusal, ToolCall) and "permission denied" in refusal.content
+    # sandbox + normal permissions (the default) still asks
+    normal = sandboxed(ws)
+    assert not normal.auto_allowed
+    refusal = await _decide(gate, normal, "ls -la")
+    assert not isinstance(refusal, ToolCall) and len(asked) == 1
+
+
+async def test_auto_allow_without_a_sandbox_still_asks(ws, no_bwrap_path):
+    asked: list[str] = []
+
+    async def approve(request):
+        asked.append(request.summary)
+        return Approval.allow_once()
+
+    gate = build_gate(workspace=ws, approve=approve)
+    tool = BashTool(ws, sandbox=policy_for(ws, auto_allow=True))
+    assert not tool.auto_allowed
+    assert isinstance(await _decide(gate, tool, "ls"), ToolCall)
+    assert len(asked) == 1
+
+
+def test_seatbelt_profile_confines_writes_and_network(ws):
+    status = policy_for(ws)
+    profile = seatbelt_profile(status.policy)
+    assert "(deny default)" in profile
+    assert f'(allow file-write* (subpath "{ws}"))' in profile
+    assert f'(deny file-write* (subpath "{ws / ".claw"}")' in profile
+    assert "(allow network*)" not in profile
+
+
+async def test_sandboxed_call_overhead_is_small(ws):
+    bash = sandboxed(ws)
+    await bash.call({"command": "true"})
+    start = time.perf_counter()
+    for _ in range(5):
+        await bash.call({"command": "true"})
+    per_call = (time.perf_counter() - start) / 5
+    assert per_call < 0.5  # the figure itself (≈ 10 ms) is in benchmarks/sandbox_effects.py
