@@ -168,10 +168,14 @@ class GatePipeline(Gate):
             return Refusal(
                 f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
             )
-        if decision.rule is None and getattr(tool, "auto_allowed", False) is True:
+        if (
+            decision.rule is None
+            and not decision.explicit
+            and getattr(tool, "auto_allowed", False) is True
+        ):
             # [sandbox] auto_allow: the OS sandbox bounds what the command can do, so the
-            # mode's "ask first" is waived. An explicit ask or deny rule (decision.rule) and
-            # the control-file rule still decide; they were applied above.
+            # mode's "ask first" is waived. Deny rules, explicit ask rules (decision.rule) and
+            # the control-file rule (decision.explicit) still decide.
             return call
         if self.approve is None:
             return Refusal(

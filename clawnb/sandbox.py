@@ -55,7 +55,7 @@ __all__ = [
 # Inside the workspace, relative paths that stay read-only for sandboxed commands.
 CONTROL_DIRS = (".claw",)
 GIT_CONTROL = (".git/config", ".git/hooks")
-DEFAULT_INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "CLAUDE.local.md")
+DEFAULT_INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", ".claw/instructions.md")
 
 MODES = ("auto", "required", "off")
 
@@ -126,13 +126,16 @@ class SandboxPolicy:
 
     # -- protected paths ------------------------------------------------------------------
     def control_paths(self) -> list[Path]:
-        """Control files and folders inside the workspace (existing or not). git's are
-        listed only in a repository (a fresh ``git init`` in the sandbox is fine)."""
+        """Control files and folders (existing or not): :func:`clawnb.trust.control_paths`
+        (``.claw/``, the instruction files, the user config directory) plus, in a git
+        repository, ``.git/config`` and ``.git/hooks`` (a fresh ``git init`` is fine)."""
+        from .trust import control_paths
+
         ws = self.workspace
-        names = [*CONTROL_DIRS, *self.instruction_files]
+        paths = control_paths(ws, instruction_files=self.instruction_files, existing_only=False)
         if os.path.isdir(ws / ".git"):
-            names += GIT_CONTROL
-        return [ws / n for n in names if not (Path(n).is_absolute() or n.startswith("~"))]
+            paths += [ws / name for name in GIT_CONTROL]
+        return paths
 
     def prepare(self) -> list[Path]:
         """Before a sandboxed run: make sure ``.claw/`` exists (so it can be mounted
@@ -143,7 +146,12 @@ class SandboxPolicy:
                 (self.workspace / name).mkdir(exist_ok=True)
             except OSError:
                 pass
-        return [p for p in self.control_paths() if not os.path.lexists(p)]
+        ws = self.workspace
+        return [
+            p
+            for p in self.control_paths()
+            if not os.path.lexists(p) and p.is_relative_to(ws) and p != ws / CONTROL_DIRS[0]
+        ]
 
     def sweep(self, missing_before: Iterable[Path]) -> list[Path]:
         """Remove control files a sandboxed command created although they were missing
