@@ -5,6 +5,11 @@ not given comes from clawnb) and prints a cargo-like report. pytest runs the ver
 against clawnb itself.
 """
 
-from ._suite import CheckReport, Impl, Suite, chapters, check, pytest_functions, suite_names
+from ._explain import install as _install_assert_rewriting
 
-__all__ = ["CheckReport", "Impl", "Suite", "chapters", "check", "pytest_functions", "suite_names"]
+# Before any suite module can be imported: their asserts are compiled to report both sides.
+_install_assert_rewriting()
+
+from ._suite import CheckReport, Impl, Skipped, Suite, chapters, check, suite_names  # noqa: E402
+
+__all__ = ["CheckReport", "Impl", "Skipped", "Suite", "chapters", "check", "suite_names"]

@@ -22,10 +22,15 @@ def tool_turn(*calls: tuple[str, str, Any], text: str | None = None) -> Assistan
     )
 
 
-async def raises(awaitable: Awaitable[Any]) -> bool:
-    """True if awaiting fails with any exception (the book's ``is_err()``)."""
+async def error_of(awaitable: Awaitable[Any]) -> Exception | None:
+    """The exception awaiting raises, or None when it succeeds."""
     try:
         await awaitable
-    except Exception:
-        return True
-    return False
+    except Exception as exc:
+        return exc
+    return None
+
+
+async def raises(awaitable: Awaitable[Any]) -> bool:
+    """True if awaiting fails with any exception (the book's ``is_err()``)."""
+    return await error_of(awaitable) is not None

@@ -5,15 +5,17 @@ an :class:`Impl` namespace: ``impl.MockProvider`` is the learner's class when on
 :func:`check`, and clawnb's own otherwise. ``tmp`` is a fresh temporary directory
 (:class:`pathlib.Path`).
 
-pytest collects every suite against clawnb itself through :func:`pytest_functions`, under the
-book's test names; a notebook calls ``clawnb.course.check("ch01", MockProvider=MyMock)`` and
-gets a cargo-like report.
+pytest runs every suite against clawnb itself (``tests/course/test_book.py``), under the book's
+test names; a notebook calls ``clawnb.course.check("ch01", MockProvider=MyMock)`` and gets a
+cargo-like report that says, for each failure, what was expected, what came back, the lines of
+the test and where the notebook teaches the rule.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
+import ast
+import difflib
+import functools
 import importlib
 import inspect
 import tempfile
@@ -23,30 +25,54 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CheckReport", "Impl", "Suite", "check", "pytest_functions", "suite_names"]
+from ._explain import Mismatch
+from ._run import DEFAULT_TIMEOUT, TestTimeout, run_bounded
+from ._where import taught_at
+
+__all__ = [
+    "CheckReport",
+    "Impl",
+    "Skipped",
+    "Suite",
+    "TestResult",
+    "check",
+    "suite_names",
+    "used_names",
+]
 
 TestFn = Callable[..., Any]
 
 
+class Skipped(Exception):
+    """Raised by a suite test that cannot run here (a live endpoint without a key)."""
+
+
 class Impl:
-    """Implementation namespace: explicit overrides first, then clawnb's public names."""
+    """Implementation namespace: explicit overrides first, then clawnb's public names.
+
+    It remembers which names a test used, so the report can say whose objects ran.
+    """
 
     def __init__(self, **overrides: Any) -> None:
         self._overrides = overrides
+        self._used: dict[str, bool] = {}  # name -> True if it was the learner's
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         if name in self._overrides:
+            self._used[name] = True
             return self._overrides[name]
         import clawnb
 
         try:
-            return getattr(clawnb, name)
+            value = getattr(clawnb, name)
         except AttributeError:
             raise AttributeError(
                 f"no implementation of {name!r} given or found in clawnb"
             ) from None
+        self._used.setdefault(name, False)
+        return value
 
 
 @dataclass
@@ -57,26 +83,30 @@ class Suite:
     title: str
     chapters: list[str] = field(default_factory=list)
     tests: dict[str, TestFn] = field(default_factory=dict)
+    module: str = ""
 
     def test(self, fn: TestFn) -> TestFn:
         if not fn.__name__.startswith("test_"):
             raise ValueError(f"suite test {fn.__name__} must start with 'test_'")
         self.tests[fn.__name__] = fn
+        if not self.module:
+            self.module = fn.__module__
         return fn
 
 
-def _discover() -> dict[str, Suite]:
-    """Every module ``clawnb.course.<name>`` (not starting with ``_``) defines ``suite``."""
+def _suite_modules() -> list[str]:
     import pkgutil
 
     import clawnb.course as package
 
+    return sorted(i.name for i in pkgutil.iter_modules(package.__path__) if i.name[0] != "_")
+
+
+def _discover() -> dict[str, Suite]:
+    """Every module ``clawnb.course.<name>`` (not starting with ``_``) defines ``suite``."""
     found: dict[str, Suite] = {}
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"clawnb.course.{info.name}")
-        suite = getattr(module, "suite", None)
+    for name in _suite_modules():
+        suite = getattr(importlib.import_module(f"clawnb.course.{name}"), "suite", None)
         if isinstance(suite, Suite):
             found[suite.name] = suite
     return found
@@ -98,21 +128,21 @@ def chapters() -> dict[str, list[str]]:
 def load_suite(name: str) -> Suite:
     """The suite called ``name``; its module is ``<chapter>_<name>``, imported on its own so
     one broken suite cannot take the others down."""
-    import pkgutil
-
-    import clawnb.course as package
-
-    for info in pkgutil.iter_modules(package.__path__):
-        if not info.name.startswith("_") and info.name.partition("_")[2] == name:
-            suite = getattr(importlib.import_module(f"clawnb.course.{info.name}"), "suite", None)
+    for module in _suite_modules():
+        if module.partition("_")[2] == name:
+            suite = getattr(importlib.import_module(f"clawnb.course.{module}"), "suite", None)
             if isinstance(suite, Suite) and suite.name == name:
                 return suite
     suites = _discover()
     try:
         return suites[name]
     except KeyError:
-        known = ", ".join(sorted(suites) + list(chapters()))
-        raise KeyError(f"unknown chapter or suite {name!r}; known: {known}") from None
+        known = sorted(suites) + list(chapters())
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise KeyError(
+            f"unknown chapter or suite {name!r}.{hint} Known: {', '.join(known)}"
+        ) from None
 
 
 def _resolve(target: str) -> list[Suite]:
@@ -122,19 +152,45 @@ def _resolve(target: str) -> list[Suite]:
     return [load_suite(target)]
 
 
-def run_test(fn: TestFn, impl: Impl, tmp: Path) -> None:
-    """Run one suite test (sync or async). Async tests get their own event loop; inside a
-    running loop (a notebook cell) they run on a worker thread."""
-    if not inspect.iscoroutinefunction(fn):
-        fn(impl, tmp)
-        return
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(fn(impl, tmp))
-        return
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, fn(impl, tmp)).result()
+@functools.cache
+def used_names(suite_name: str) -> frozenset[str]:
+    """The ``impl.<Name>`` objects a suite's tests use (read from its source)."""
+    module = importlib.import_module(load_suite(suite_name).module)
+    tree = ast.parse(Path(inspect.getfile(module)).read_text(encoding="utf-8"))
+    return frozenset(
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "impl"
+    )
+
+
+def run_test(fn: TestFn, impl: Impl, tmp: Path, timeout: float = DEFAULT_TIMEOUT) -> None:
+    """Run one suite test (sync or async) on its own thread and event loop, with a time limit
+    that the kernel's interrupt also respects (see ``_run.py``)."""
+    run_bounded(fn, impl, tmp, timeout=timeout)
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+@dataclass
+class TestResult:
+    """One test's outcome. ``status`` is ``ok``, ``FAILED``, ``TIMED OUT`` or ``skipped``."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str
+    status: str
+    detail: str = ""
+    yours: tuple[str, ...] = ()  # the learner's objects the test used
+    theirs: tuple[str, ...] = ()  # clawnb's objects the test used
+
+    @property
+    def counted(self) -> bool:
+        """A pass counts only when the test ran at least one of the learner's objects."""
+        return bool(self.yours)
 
 
 @dataclass
@@ -142,83 +198,260 @@ class CheckReport:
     """What :func:`check` found; prints like ``cargo test``."""
 
     target: str
-    results: list[tuple[str, str | None]]  # (test name, failure text or None)
+    results: list[TestResult]
+    given: tuple[str, ...] = ()  # names the learner passed
+    stubs: list[str] = field(default_factory=list)  # given objects still the exercise stub
+    interrupted: bool = False
 
     @property
     def passed(self) -> int:
-        return sum(1 for _, err in self.results if err is None)
+        return sum(1 for r in self.results if r.status == "ok" and (r.counted or not self.given))
 
     @property
     def failed(self) -> int:
-        return len(self.results) - self.passed
+        return sum(1 for r in self.results if r.status in ("FAILED", "TIMED OUT")) + len(self.stubs)
+
+    @property
+    def skipped(self) -> int:
+        return sum(1 for r in self.results if r.status == "skipped")
+
+    @property
+    def not_counted(self) -> int:
+        if not self.given:
+            return 0
+        return sum(1 for r in self.results if r.status == "ok" and not r.counted)
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0
+        """Green only when nothing failed and at least one test ran the learner's code (a
+        reference run with no objects given is green when clawnb passes)."""
+        return self.failed == 0 and self.passed > 0 and not self.interrupted
+
+    def whose(self) -> str:
+        yours = sorted({n for r in self.results for n in r.yours})
+        theirs = sorted({n for r in self.results for n in r.theirs} - set(yours))
+        left = f"yours: {', '.join(yours)}" if yours else "yours: none"
+        if not self.given:
+            left = "yours: none given — this checks clawnb's reference"
+        return f"{left} · clawnb's: {', '.join(theirs) if theirs else 'none'}"
 
     def __str__(self) -> str:
-        lines = [f"running {len(self.results)} tests ({self.target})"]
-        for name, err in self.results:
-            lines.append(f"test {name} ... {'ok' if err is None else 'FAILED'}")
-        failures = [(n, e) for n, e in self.results if e is not None]
+        lines = [f"running {len(self.results)} tests ({self.target})", self.whose()]
+        for name in self.stubs:
+            lines.append(f"stub {name} ... FAILED (still the exercise stub: write it first)")
+        for r in self.results:
+            mark = r.status
+            if r.status == "ok" and self.given and not r.counted:
+                mark = "ok (ran only clawnb's objects, not counted)"
+            elif r.status == "skipped":
+                mark = f"skipped ({r.detail})"
+            lines.append(f"test {r.name} ... {mark}")
+        failures = [r for r in self.results if r.status in ("FAILED", "TIMED OUT")]
         if failures:
             lines += ["", "failures:"]
-            for name, err in failures:
-                lines += ["", f"---- {name} ----", err.rstrip()]
+            for r in failures:
+                lines += ["", f"---- {r.name} ----", r.detail.rstrip()]
+        if self.interrupted:
+            lines += ["", "interrupted: the remaining tests did not run"]
         status = "ok" if self.ok else "FAILED"
-        lines += ["", f"test result: {status}. {self.passed} passed; {self.failed} failed"]
+        tail = f"{self.passed} passed; {self.failed} failed"
+        if self.skipped:
+            tail += f"; {self.skipped} skipped"
+        if self.not_counted:
+            tail += f"; {self.not_counted} not counted (used none of your objects)"
+        if self.given and self.passed == 0 and self.failed == 0:
+            tail += " — no test ran any of your objects"
+        lines += ["", f"test result: {status}. {tail}"]
         return "\n".join(lines)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
 
 
-def _failure_text(exc: BaseException) -> str:
-    if isinstance(exc, AssertionError):
-        frames = traceback.extract_tb(exc.__traceback__)
-        where = f" (line {frames[-1].lineno})" if frames else ""
-        return f"assertion failed{where}: {exc}" if str(exc) else f"assertion failed{where}"
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+def _suite_frame(tb: Any) -> traceback.FrameSummary | None:
+    """The innermost frame that is inside a suite module (the line of the test that failed)."""
+    from ._explain import is_suite_module
+
+    found = None
+    for frame, _ in traceback.walk_tb(tb):
+        if is_suite_module(frame.f_globals.get("__name__", "")):
+            found = frame
+    if found is None:
+        return None
+    return traceback.FrameSummary(
+        found.f_code.co_filename, _lineno(tb, found), found.f_code.co_name
+    )
 
 
-def check(target: str, *, verbose: bool = True, **impl: Any) -> CheckReport:
+def _lineno(tb: Any, frame: Any) -> int:
+    for f, lineno in traceback.walk_tb(tb):
+        if f is frame:
+            return lineno
+    return frame.f_lineno
+
+
+def _test_lines(where: traceback.FrameSummary, before: int = 3) -> list[str]:
+    try:
+        source = Path(where.filename).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    lineno = where.lineno or 0
+    # Stay inside the test function: stop going up at its ``def`` line.
+    start = lineno - 1
+    while (
+        start > 0
+        and lineno - start <= before
+        and not source[start].lstrip().startswith(("def ", "async def "))
+    ):
+        start -= 1
+    if source[start].lstrip().startswith(("def ", "async def ", "@")):
+        start += 1
+    end = lineno
+    # An assert can span lines; show it to its end (the next line that is less indented).
+    while end < len(source) and source[end].startswith(" " * 8):
+        end += 1
+    out = []
+    for i in range(start, end):
+        mark = "->" if i == lineno - 1 else "  "
+        out.append(f"  {mark} {i + 1:4} | {source[i]}")
+    return out
+
+
+def _failure_detail(exc: BaseException, target: str, used: dict[str, bool]) -> str:
+    lines: list[str] = []
+    tb = exc.__traceback__
+    where = _suite_frame(tb)
+    if isinstance(exc, TestTimeout):
+        lines.append(str(exc))
+    elif isinstance(exc, Mismatch):
+        lines += exc.explain()
+    elif isinstance(exc, AssertionError):
+        lines.append(f"assertion failed: {exc}" if str(exc) else "assertion failed")
+    else:
+        lines.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
+        frames = traceback.extract_tb(tb)
+        if frames and (where is None or frames[-1].filename != where.filename):
+            last = frames[-1]
+            lines.append(f"raised at {Path(last.filename).name}:{last.lineno}: {last.line or ''}")
+    if where is not None:
+        lines += ["", f"in the test ({Path(where.filename).name}, line {where.lineno}):"]
+        lines += _test_lines(where)
+    mine = [n for n, yours in used.items() if yours] or list(used)
+    pointer = taught_at(target, mine)
+    if pointer:
+        lines += ["", f"the rule: {pointer}"]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- stubs
+
+
+def _only_raises_not_implemented(fn: Any) -> bool:
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        return False
+    try:
+        tree = ast.parse(inspect.cleandoc("\n" + source) if source[:1].isspace() else source)
+    except SyntaxError:
+        return False
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not defs:
+        return False
+    body = defs[0].body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # a docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    name = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(name, ast.Name) and name.id == "NotImplementedError"
+
+
+def is_stub(obj: Any) -> bool:
+    """True for an exercise stub left as it was: a function whose body only raises
+    ``NotImplementedError``, or a class whose own methods all do, or whose public values are
+    all ``None`` placeholders (``Allow = Deny = Ask = None``)."""
+    if inspect.isfunction(obj):
+        return _only_raises_not_implemented(obj)
+    if not inspect.isclass(obj) or obj.__module__.startswith("clawnb"):
+        return False
+    own = vars(obj)
+    methods = [
+        v.__func__ if isinstance(v, (classmethod, staticmethod)) else v for v in own.values()
+    ]
+    methods = [m for m in methods if inspect.isfunction(m)]
+    values = [v for k, v in own.items() if not k.startswith("_") and not callable(v)]
+    if values and all(v is None for v in values) and not methods:
+        return True
+    return bool(methods) and all(_only_raises_not_implemented(m) for m in methods)
+
+
+# ----------------------------------------------------------------------------- check()
+
+
+def _check_names(target: str, suites: list[Suite], given: dict[str, Any]) -> None:
+    known = sorted(set().union(*(used_names(s.name) for s in suites)))
+    for name in given:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise TypeError(
+            f"check({target!r}) has no use for {name!r}: no test of {target} would run it.{hint}"
+            f" It checks: {', '.join(known)}"
+        )
+
+
+def check(
+    target: str, *, verbose: bool = True, timeout: float = DEFAULT_TIMEOUT, **impl: Any
+) -> CheckReport:
     """Run chapter ``target`` (``"ch01"``) or suite (``"mock"``) against ``impl`` overrides.
 
-    Prints a cargo-like report (unless ``verbose=False``) and returns it.
+    Every test has ``timeout`` seconds; the kernel's interrupt stops the run within a second.
+    Names the chapter never uses are refused (with a did-you-mean), so a typo cannot leave
+    clawnb's object silently in place of yours. Prints a cargo-like report (unless
+    ``verbose=False``) and returns it.
     """
-    namespace = Impl(**impl)
-    results: list[tuple[str, str | None]] = []
+    suites = _resolve(target)
+    _check_names(target, suites, impl)
+    stubs = sorted(name for name, obj in impl.items() if is_stub(obj))
+    results: list[TestResult] = []
     seen: set[str] = set()
-    for suite in _resolve(target):
-        for name, fn in suite.tests.items():
-            if name in seen:
-                continue
-            seen.add(name)
-            with tempfile.TemporaryDirectory(prefix="clawnb-check-") as tmp:
-                try:
-                    run_test(fn, namespace, Path(tmp))
-                    results.append((name, None))
-                except Exception as exc:  # report every failure, keep going
-                    results.append((name, _failure_text(exc)))
-    report = CheckReport(target, results)
+    report = CheckReport(target, results, tuple(impl), stubs)
+    try:
+        for suite in suites:
+            for name, fn in suite.tests.items():
+                if name in seen:
+                    continue
+                seen.add(name)
+                results.append(_run_one(target, name, fn, Impl(**impl), timeout))
+    except KeyboardInterrupt:
+        report.interrupted = True
+        if verbose:
+            print(report)
+        raise
     if verbose:
         print(report)
     return report
 
 
-def pytest_functions(suite_name: str) -> dict[str, Callable[[Path], None]]:
-    """Module-level pytest tests for a suite, keeping the book's names::
-
-    globals().update(pytest_functions("mock"))
-    """
-    suite = load_suite(suite_name)
-    tests: dict[str, Callable[[Path], None]] = {}
-    for name, fn in suite.tests.items():
-
-        def wrapper(tmp_path: Path, _fn: TestFn = fn) -> None:
-            run_test(_fn, Impl(), tmp_path)
-
-        wrapper.__name__ = wrapper.__qualname__ = name
-        wrapper.__doc__ = fn.__doc__
-        tests[name] = wrapper
-    return tests
+def _run_one(target: str, name: str, fn: TestFn, namespace: Impl, timeout: float) -> TestResult:
+    with tempfile.TemporaryDirectory(prefix="clawnb-check-") as tmp:
+        status, detail = "ok", ""
+        try:
+            run_test(fn, namespace, Path(tmp), timeout)
+        except Skipped as exc:
+            status, detail = "skipped", str(exc)
+        except TestTimeout as exc:
+            status, detail = "TIMED OUT", _failure_detail(exc, target, namespace._used)
+        except Exception as exc:  # report every failure, keep going
+            status, detail = "FAILED", _failure_detail(exc, target, namespace._used)
+    used = namespace._used
+    return TestResult(
+        name,
+        status,
+        detail,
+        tuple(sorted(n for n, y in used.items() if y)),
+        tuple(sorted(n for n, y in used.items() if not y)),
+    )

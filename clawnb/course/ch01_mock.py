@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 from ..types import AssistantTurn, Message, StopReason, ToolCall, ToolDefinition
+from ._helpers import raises, text_turn
 from ._suite import Suite
 
 suite = Suite("mock", "MockProvider", chapters=["ch01", "ch04"])
 
 
-def _text(text: str | None) -> AssistantTurn:
-    return AssistantTurn(text=text, tool_calls=[], stop_reason=StopReason.STOP)
-
-
-async def _raises(coro) -> bool:
-    try:
-        await coro
-    except Exception:
-        return True
-    return False
-
-
 @suite.test
 async def test_mock_returns_text(impl, tmp):
-    provider = impl.MockProvider([_text("Hello, world!")])
+    provider = impl.MockProvider([text_turn("Hello, world!")])
     turn = await provider.chat([Message.User("Hi")], [])
     assert turn.text == "Hello, world!"
     assert turn.tool_calls == []
@@ -43,7 +32,7 @@ async def test_mock_returns_tool_calls(impl, tmp):
 
 @suite.test
 async def test_mock_steps_through_sequence(impl, tmp):
-    provider = impl.MockProvider([_text("First"), _text("Second"), _text("Third")])
+    provider = impl.MockProvider([text_turn("First"), text_turn("Second"), text_turn("Third")])
     for expected in ("First", "Second", "Third"):
         assert (await provider.chat([], [])).text == expected
 
@@ -51,12 +40,12 @@ async def test_mock_steps_through_sequence(impl, tmp):
 @suite.test
 async def test_mock_empty_responses_exhausted(impl, tmp):
     provider = impl.MockProvider([])
-    assert await _raises(provider.chat([Message.User("Hi")], []))
+    assert await raises(provider.chat([Message.User("Hi")], []))
 
 
 @suite.test
 async def test_mock_returns_none_text(impl, tmp):
-    provider = impl.MockProvider([_text(None)])
+    provider = impl.MockProvider([text_turn(None)])
     assert (await provider.chat([], [])).text is None
 
 
@@ -86,14 +75,14 @@ async def test_mock_multiple_tool_calls_in_one_turn(impl, tmp):
 
 @suite.test
 async def test_mock_exhausted_after_all_consumed(impl, tmp):
-    provider = impl.MockProvider([_text("only one")])
+    provider = impl.MockProvider([text_turn("only one")])
     assert (await provider.chat([], [])).text == "only one"
-    assert await _raises(provider.chat([], []))
+    assert await raises(provider.chat([], []))
 
 
 @suite.test
 async def test_mock_ignores_messages_and_tools(impl, tmp):
-    provider = impl.MockProvider([_text("fixed")])
+    provider = impl.MockProvider([text_turn("fixed")])
     messages = [Message.System("sys"), Message.User("anything"), Message.ToolResult("x", "y")]
     tools = [ToolDefinition("read", "Read a file").param("path", "string", "p", True)]
     assert (await provider.chat(messages, tools)).text == "fixed"
@@ -111,7 +100,7 @@ async def test_mock_tool_call_arguments_preserved(impl, tmp):
 
 @suite.test
 async def test_mock_stop_reason_stop(impl, tmp):
-    provider = impl.MockProvider([_text("done")])
+    provider = impl.MockProvider([text_turn("done")])
     assert (await provider.chat([], [])).stop_reason == StopReason.STOP
 
 
@@ -124,13 +113,13 @@ async def test_mock_stop_reason_tool_use(impl, tmp):
 
 @suite.test
 async def test_mock_empty_text_is_some(impl, tmp):
-    provider = impl.MockProvider([_text("")])
+    provider = impl.MockProvider([text_turn("")])
     assert (await provider.chat([], [])).text == ""
 
 
 @suite.test
 async def test_mock_long_sequence(impl, tmp):
-    provider = impl.MockProvider([_text(f"response_{i}") for i in range(10)])
+    provider = impl.MockProvider([text_turn(f"response_{i}") for i in range(10)])
     for i in range(10):
         assert (await provider.chat([], [])).text == f"response_{i}"
-    assert await _raises(provider.chat([], []))
+    assert await raises(provider.chat([], []))

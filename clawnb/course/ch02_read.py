@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
+from ._helpers import raises
 from ._suite import Suite
 
 suite = Suite("read", "ReadTool", chapters=["ch02", "ch06", "ch09"])
-
-
-async def _raises(coro) -> bool:
-    try:
-        await coro
-    except Exception:
-        return True
-    return False
 
 
 @suite.test
@@ -32,12 +25,12 @@ async def test_read_read_file(impl, tmp):
 
 @suite.test
 async def test_read_read_missing_file(impl, tmp):
-    assert await _raises(impl.ReadTool().call({"path": str(tmp / "nope.txt")}))
+    assert await raises(impl.ReadTool().call({"path": str(tmp / "nope.txt")}))
 
 
 @suite.test
 async def test_read_read_missing_arg(impl, tmp):
-    assert await _raises(impl.ReadTool().call({}))
+    assert await raises(impl.ReadTool().call({}))
 
 
 @suite.test
@@ -82,12 +75,12 @@ async def test_read_read_large_file(impl, tmp):
 
 @suite.test
 async def test_read_read_wrong_arg_type(impl, tmp):
-    assert await _raises(impl.ReadTool().call({"path": 42}))
+    assert await raises(impl.ReadTool().call({"path": 42}))
 
 
 @suite.test
 async def test_read_read_null_path(impl, tmp):
-    assert await _raises(impl.ReadTool().call({"path": None}))
+    assert await raises(impl.ReadTool().call({"path": None}))
 
 
 @suite.test
@@ -106,4 +99,4 @@ async def test_read_read_preserves_whitespace(impl, tmp):
 
 @suite.test
 async def test_read_read_directory_fails(impl, tmp):
-    assert await _raises(impl.ReadTool().call({"path": str(tmp)}))
+    assert await raises(impl.ReadTool().call({"path": str(tmp)}))

@@ -4,33 +4,16 @@ bonus; here they run). Starter-era semantics: running out of turns *returns*
 
 from __future__ import annotations
 
-from ..types import AssistantTurn, Message, StopReason, ToolCall, ToolSet
+from ..types import Message, ToolSet
+from ._helpers import error_of, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("subagent", "SubagentTool", chapters=["extras"])
 
 
-def _text(text: str) -> AssistantTurn:
-    return AssistantTurn(text=text, tool_calls=[], stop_reason=StopReason.STOP)
-
-
-def _call(call_id: str, name: str, args: dict) -> AssistantTurn:
-    return AssistantTurn(
-        text=None, tool_calls=[ToolCall(call_id, name, args)], stop_reason=StopReason.TOOL_USE
-    )
-
-
-async def _raises(coro) -> BaseException | None:
-    try:
-        await coro
-    except Exception as exc:
-        return exc
-    return None
-
-
 @suite.test
 async def test_subagent_subagent_text_response(impl, tmp):
-    provider = impl.MockProvider([_text("Child result")])
+    provider = impl.MockProvider([text_turn("Child result")])
     tool = impl.SubagentTool(provider, lambda: ToolSet())
     assert await tool.call({"task": "Do something"}) == "Child result"
 
@@ -40,7 +23,7 @@ async def test_subagent_subagent_with_tool(impl, tmp):
     path = tmp / "data.txt"
     path.write_text("secret data")
     provider = impl.MockProvider(
-        [_call("c1", "read", {"path": str(path)}), _text("The file says: secret data")]
+        [tool_turn(("c1", "read", {"path": str(path)})), text_turn("The file says: secret data")]
     )
     tool = impl.SubagentTool(provider, lambda: ToolSet([impl.ReadTool()]))
     assert await tool.call({"task": "Read the file"}) == "The file says: secret data"
@@ -52,9 +35,9 @@ async def test_subagent_subagent_multi_step(impl, tmp):
     (tmp / "b.txt").write_text("beta")
     provider = impl.MockProvider(
         [
-            _call("c1", "read", {"path": str(tmp / "a.txt")}),
-            _call("c2", "read", {"path": str(tmp / "b.txt")}),
-            _text("alpha and beta"),
+            tool_turn(("c1", "read", {"path": str(tmp / "a.txt")})),
+            tool_turn(("c2", "read", {"path": str(tmp / "b.txt")})),
+            text_turn("alpha and beta"),
         ]
     )
     tool = impl.SubagentTool(provider, lambda: ToolSet([impl.ReadTool()]))
@@ -63,7 +46,9 @@ async def test_subagent_subagent_multi_step(impl, tmp):
 
 @suite.test
 async def test_subagent_max_turns_exceeded(impl, tmp):
-    provider = impl.MockProvider([_call(f"c{i}", "read", {"path": "/dev/null"}) for i in (1, 2, 3)])
+    provider = impl.MockProvider(
+        [tool_turn((f"c{i}", "read", {"path": "/dev/null"})) for i in (1, 2, 3)]
+    )
     tool = impl.SubagentTool(provider, lambda: ToolSet([impl.ReadTool()])).max_turns(2)
     assert await tool.call({"task": "Loop forever"}) == "error: max turns exceeded"
 
@@ -71,7 +56,7 @@ async def test_subagent_max_turns_exceeded(impl, tmp):
 @suite.test
 async def test_subagent_subagent_missing_task(impl, tmp):
     tool = impl.SubagentTool(impl.MockProvider([]), lambda: ToolSet())
-    error = await _raises(tool.call({}))
+    error = await error_of(tool.call({}))
     assert error is not None
     assert "missing required parameter: task" in str(error)
 
@@ -79,13 +64,13 @@ async def test_subagent_subagent_missing_task(impl, tmp):
 @suite.test
 async def test_subagent_subagent_child_provider_error(impl, tmp):
     tool = impl.SubagentTool(impl.MockProvider([]), lambda: ToolSet())
-    assert await _raises(tool.call({"task": "Do something"})) is not None
+    assert await error_of(tool.call({"task": "Do something"})) is not None
 
 
 @suite.test
 async def test_subagent_subagent_unknown_tool_in_child(impl, tmp):
     provider = impl.MockProvider(
-        [_call("c1", "nonexistent", {}), _text("Tool not found, but I can still answer.")]
+        [tool_turn(("c1", "nonexistent", {})), text_turn("Tool not found, but I can still answer.")]
     )
     tool = impl.SubagentTool(provider, lambda: ToolSet())
     assert await tool.call({"task": "Try unknown"}) == "Tool not found, but I can still answer."
@@ -103,7 +88,7 @@ def test_subagent_builder_pattern(impl, tmp):
 
 @suite.test
 async def test_subagent_system_prompt_in_child(impl, tmp):
-    provider = impl.MockProvider([_text("Audited.")])
+    provider = impl.MockProvider([text_turn("Audited.")])
     tool = impl.SubagentTool(provider, lambda: ToolSet()).system_prompt(
         "You are a security auditor."
     )
@@ -115,10 +100,10 @@ async def test_subagent_subagent_with_write_tool(impl, tmp):
     path = tmp / "output.txt"
     provider = impl.MockProvider(
         [
-            _call("p1", "subagent", {"task": "Write hello to the file"}),
-            _call("c1", "write", {"path": str(path), "content": "hello"}),
-            _text("File written."),
-            _text("Subagent completed the write."),
+            tool_turn(("p1", "subagent", {"task": "Write hello to the file"})),
+            tool_turn(("c1", "write", {"path": str(path), "content": "hello"})),
+            text_turn("File written."),
+            text_turn("Subagent completed the write."),
         ]
     )
     from ..tools.write import WriteTool  # a helper here, not the component under test
@@ -136,11 +121,11 @@ async def test_subagent_parent_continues_after_subagent(impl, tmp):
     path.write_text("important")
     provider = impl.MockProvider(
         [
-            _call("p1", "subagent", {"task": "Summarize the file"}),
-            _call("c1", "read", {"path": str(path)}),
-            _text("File contains: important"),
-            _call("p2", "read", {"path": str(path)}),
-            _text("Confirmed: important"),
+            tool_turn(("p1", "subagent", {"task": "Summarize the file"})),
+            tool_turn(("c1", "read", {"path": str(path)})),
+            text_turn("File contains: important"),
+            tool_turn(("p2", "read", {"path": str(path)})),
+            text_turn("Confirmed: important"),
         ]
     )
     agent = (
@@ -155,10 +140,10 @@ async def test_subagent_parent_continues_after_subagent(impl, tmp):
 async def test_subagent_isolated_message_history(impl, tmp):
     provider = impl.MockProvider(
         [
-            _call("p1", "subagent", {"task": "Do child work"}),
-            _call("c1", "read", {"path": "/dev/null"}),
-            _text("Child done"),
-            _text("All done"),
+            tool_turn(("p1", "subagent", {"task": "Do child work"})),
+            tool_turn(("c1", "read", {"path": "/dev/null"})),
+            text_turn("Child done"),
+            text_turn("All done"),
         ]
     )
     agent = impl.SimpleAgent(provider).tool(

@@ -1,0 +1,75 @@
+"""Where the course teaches a thing: the notebook section that builds a given object.
+
+A failing test points the learner at the notebook section where the rule it checks is stated:
+the section (a ``##`` heading) whose cells define the object the test was exercising. The
+notebooks ship beside the package in a checkout or Binder (``<repo>/notebooks``); an installed
+wheel has none, and then the pointer names the chapter only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+__all__ = ["chapter_notebook", "notebooks_dir", "sections", "taught_at"]
+
+_DEFINES = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)|^([A-Za-z_]\w*)\s*=", re.M)
+
+
+def notebooks_dir() -> Path | None:
+    here = Path(__file__).resolve().parents[2] / "notebooks"
+    return here if here.is_dir() else None
+
+
+def chapter_notebook(chapter: str) -> Path | None:
+    """``ch05a`` -> ``notebooks/05a_….ipynb``; ``extras`` -> the extras notebook."""
+    root = notebooks_dir()
+    if root is None:
+        return None
+    if chapter == "extras":
+        found = sorted(root.glob("*_extras_*.ipynb"))
+    else:
+        number = chapter.removeprefix("ch")
+        found = sorted(root.glob(f"{number}_*.ipynb"))
+    return found[0] if found else None
+
+
+@functools.cache
+def sections(path: Path) -> list[tuple[str, set[str]]]:
+    """``(heading, names defined under it)`` for each ``#``/``##`` section of a notebook."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    out: list[tuple[str, set[str]]] = []
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            for line in source.splitlines():
+                if re.match(r"#{1,2} ", line):
+                    out.append((line.lstrip("#").strip(), set()))
+        elif out:
+            out[-1][1].update(a or b for a, b in _DEFINES.findall(source))
+    return out
+
+
+def taught_at(target: str, names: list[str]) -> str:
+    """A pointer such as ``13_permission_engine.ipynb § Build it: the gate``."""
+    from ._suite import _resolve
+
+    chapters = [target] if target.startswith("ch") or target == "extras" else []
+    try:
+        for suite in _resolve(target):
+            chapters += [c for c in suite.chapters if c not in chapters]
+    except KeyError:
+        pass
+    for chapter in chapters:
+        path = chapter_notebook(chapter)
+        if path is None:
+            continue
+        for heading, defined in sections(path):
+            if any(n in defined for n in names):
+                return f"notebooks/{path.name} § {heading}"
+    if chapters:
+        path = chapter_notebook(chapters[0])
+        return f"notebooks/{path.name}" if path else f"the notebook of {chapters[0]}"
+    return ""

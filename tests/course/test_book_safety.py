@@ -1,5 +1,0 @@
-"""Book ``safety.rs`` run against clawnb."""
-
-from clawnb.course import pytest_functions
-
-globals().update(pytest_functions("safety"))

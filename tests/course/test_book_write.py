@@ -1,5 +1,0 @@
-"""Book ``write.rs`` (ch9) run against clawnb."""
-
-from clawnb.course import pytest_functions
-
-globals().update(pytest_functions("write"))
