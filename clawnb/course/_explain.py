@@ -96,11 +96,7 @@ class Mismatch(AssertionError):
             ]
         if self.op in ("in", "not in"):
             what = "to contain" if self.op == "in" else "not to contain"
-            return [
-                *note,
-                f"expected: {_show(self.right)}",
-                f"          {what} {_show(self.left)}",
-            ]
+            return [*note, f"expected: {what} {_show(self.left)}", f"  actual: {_show(self.right)}"]
         return [
             *note,
             f"expected: {_show(self.left)} {self.op} {_show(self.right)}",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from ..types import AssistantTurn, StopReason, ToolCall
+from ..types import AssistantTurn, Message, StopReason, ToolCall, ToolDefinition
 
 
 def text_turn(text: str | None) -> AssistantTurn:
@@ -34,3 +34,31 @@ async def error_of(awaitable: Awaitable[Any]) -> Exception | None:
 async def raises(awaitable: Awaitable[Any]) -> bool:
     """True if awaiting fails with any exception (the book's ``is_err()``)."""
     return await error_of(awaitable) is not None
+
+
+class Recorder:
+    """A scripted model that also notes what it was sent: the messages (as a copy, at the
+    time of the call) and the names of the tools offered. It streams one delta per turn, so
+    it serves both ``chat`` and ``stream_chat`` loops."""
+
+    def __init__(self, turns: list[AssistantTurn]) -> None:
+        self.turns = list(turns)
+        self.sent: list[list[Message]] = []
+        self.offered: list[list[str]] = []
+
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
+        self.sent.append(list(messages))
+        self.offered.append([t.name for t in tools])
+        if not self.turns:
+            raise RuntimeError("Recorder: no more turns")
+        return self.turns.pop(0)
+
+    async def stream_chat(
+        self, messages: list[Message], tools: list[ToolDefinition], on_event: Any = None
+    ) -> AssistantTurn:
+        return await self.chat(messages, tools)
+
+
+def kinds(messages: list[Message]) -> list[str]:
+    """``["User", "Assistant", "ToolResult"]``: the shape of a history."""
+    return [type(m).__name__ for m in messages]

@@ -40,9 +40,10 @@ class TestTimeout(Exception):
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, seconds: float, stopped: bool) -> None:
+    def __init__(self, seconds: float, stopped: bool, where: BaseException | None = None) -> None:
         self.seconds = seconds
         self.stopped = stopped
+        self.where = where  # what the stopped test raised: its traceback shows where it was
         text = f"timed out after {seconds:g} s — does your loop ever end?"
         if not stopped:
             text += (
@@ -127,7 +128,8 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float = DEFAULT_TIM
         while worker.is_alive():
             worker.join(_SLICE)
             if worker.is_alive() and time.monotonic() >= deadline:
-                raise TestTimeout(timeout, worker.stop())
+                stopped = worker.stop()
+                raise TestTimeout(timeout, stopped, worker.error)
     except KeyboardInterrupt:
         worker.stop()
         raise

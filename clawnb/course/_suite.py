@@ -317,12 +317,31 @@ def _test_lines(where: traceback.FrameSummary, before: int = 3) -> list[str]:
     return out
 
 
+def _place(frame: traceback.FrameSummary) -> str:
+    """``your code, line 12`` for a notebook cell; ``file.py:12`` for a module."""
+    package = str(Path(__file__).resolve().parents[1])
+    if (
+        not frame.filename.startswith((package, "<frozen"))
+        and "site-packages" not in frame.filename
+    ):
+        return f"your code, line {frame.lineno}"
+    return f"{Path(frame.filename).name}:{frame.lineno}"
+
+
 def _failure_detail(exc: BaseException, target: str, used: dict[str, bool]) -> str:
     lines: list[str] = []
     tb = exc.__traceback__
+    if isinstance(exc, TestTimeout) and exc.where is not None:
+        tb = exc.where.__traceback__  # where the test was when it was stopped
     where = _suite_frame(tb)
     if isinstance(exc, TestTimeout):
         lines.append(str(exc))
+        frames = traceback.extract_tb(tb) if tb is not None else []
+        if frames and where is not None and frames[-1].filename != where.filename:
+            last = frames[-1]
+            lines.append(
+                f"it was running {Path(last.filename).name}:{last.lineno}: {last.line or ''}"
+            )
     elif isinstance(exc, Mismatch):
         lines += exc.explain()
     elif isinstance(exc, AssertionError):
@@ -332,7 +351,7 @@ def _failure_detail(exc: BaseException, target: str, used: dict[str, bool]) -> s
         frames = traceback.extract_tb(tb)
         if frames and (where is None or frames[-1].filename != where.filename):
             last = frames[-1]
-            lines.append(f"raised at {Path(last.filename).name}:{last.lineno}: {last.line or ''}")
+            lines.append(f"raised at {_place(last)}: {last.line or ''}")
     if where is not None:
         lines += ["", f"in the test ({Path(where.filename).name}, line {where.lineno}):"]
         lines += _test_lines(where)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._helpers import raises, text_turn, tool_turn
+from ..types import Message
+from ._helpers import kinds, raises, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("simple_agent", "SimpleAgent", chapters=["ch03", "ch07"])
@@ -147,3 +148,13 @@ async def test_simple_agent_text_in_tool_use_turn(impl, tmp):
         ],
     )
     assert await agent.run("What's in f?") == "The file contains: data"
+
+
+@suite.test
+async def test_simple_agent_chat_appends_final_turn(impl, tmp):
+    # Not in the book: after chat() the history ends with the final answer, ready to go on.
+    messages = [Message.User("Hi")]
+    agent = impl.SimpleAgent(impl.MockProvider([text_turn("Hello!")]))
+    assert await agent.chat(messages) == "Hello!"
+    assert kinds(messages) == ["User", "Assistant"]
+    assert messages[-1].turn.text == "Hello!"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..types import ToolDefinition, ToolSet
-from ._helpers import raises, text_turn, tool_turn
+from ._helpers import Recorder, kinds, raises, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("single_turn", "single_turn", chapters=["ch03", "ch07"])
@@ -160,3 +160,13 @@ async def test_single_turn_multiple_tools_available(impl, tmp):
     assert len(tools.definitions()) == 2
     provider = impl.MockProvider([text_turn("hello")])
     assert await impl.single_turn(provider, tools, "Hi") == "hello"
+
+
+@suite.test
+async def test_single_turn_sends_a_valid_history(impl, tmp):
+    # Not in the book: the second request must carry the turn, then its results, in order.
+    f = tmp / "a.txt"
+    f.write_text("alpha")
+    provider = Recorder([tool_turn(("c1", "read", {"path": str(f)})), text_turn("done")])
+    assert await impl.single_turn(provider, _tools(impl), "Read a.txt") == "done"
+    assert kinds(provider.sent[1]) == ["User", "Assistant", "ToolResult"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..events import AgentEvent
 from ..types import Message
-from ._helpers import raises, text_turn, tool_turn
+from ._helpers import Recorder, raises, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("plan_agent", "PlanAgent", chapters=["ch16"])
@@ -253,3 +253,16 @@ async def test_plan_agent_full_flow_with_exit_plan(impl, tmp):
     messages.append(Message.User("Approved."))
     assert await agent.execute(messages) == "Done."
     assert write_path.read_text() == "HELLO WORLD"
+
+
+@suite.test
+async def test_plan_agent_plan_tool_definitions_filtered(impl, tmp):
+    # Not in the book: planning offers only the read-only tools (and exit_plan) to the model.
+    provider = Recorder([text_turn("plan"), text_turn("done")])
+    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    messages = [Message.User("Plan")]
+    await agent.plan(messages)
+    assert sorted(provider.offered[0]) == ["exit_plan", "read"]
+    messages.append(Message.User("Go"))
+    await agent.execute(messages)
+    assert sorted(provider.offered[1]) == ["read", "write"]

@@ -97,3 +97,19 @@ def test_config_protected_patterns_default(impl, tmp):
     config = impl.Config()
     assert ".env" in config.protected_patterns
     assert ".git/**" in config.protected_patterns
+
+
+@suite.test
+def test_config_env_beats_files(impl, tmp):
+    # Not in the book: the environment is the last layer, so it wins over both files.
+    (tmp / ".claw").mkdir()
+    (tmp / ".claw" / "config.toml").write_text('model = "project/model"\n')
+    home = tmp / "home"
+    (home / "clawnb").mkdir(parents=True)
+    (home / "clawnb" / "config.toml").write_text('model = "user/model"\n')
+    config = impl.ConfigLoader.load(project_dir=tmp, config_home=home, env={})
+    assert config.model == "user/model"
+    config = impl.ConfigLoader.load(
+        project_dir=tmp, config_home=home, env={"CLAWNB_MODEL": "env/model"}
+    )
+    assert config.model == "env/model"

@@ -86,3 +86,14 @@ async def test_context_manager_compact_preserves_recent(impl, tmp):
     await cm.compact(provider, messages)
     assert messages[-1] == Message.User("Recent B")
     assert messages[-2] == Message.User("Recent A")
+
+
+@suite.test
+def test_context_manager_triggers_exactly_at_threshold(impl, tmp):
+    # Not in the book: reaching the limit is enough; it need not be exceeded.
+    cm = impl.ContextManager(1000, 4)
+    cm.record(TokenUsage(input_tokens=999, output_tokens=0))
+    assert not cm.should_compact()
+    cm = impl.ContextManager(1000, 4)
+    cm.record(TokenUsage(input_tokens=1000, output_tokens=0))
+    assert cm.should_compact()

@@ -1,0 +1,266 @@
+"""Play the learner: take a chapter notebook's solution cells, introduce one typical bug, run
+the cells as a kernel would, and hand the resulting objects to ``check()`` exactly as the
+notebook's check cell does."""
+
+from __future__ import annotations
+
+import ast
+import json
+import linecache
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+_SAFE = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class Bug:
+    """One typical mistake: in ``notebook``, ``old`` becomes ``new`` (each must occur once)."""
+
+    id: str
+    chapter: str  # what the check cell passes to check()
+    notebook: str
+    kind: str  # the family of mistake, for the trial table
+    old: str
+    new: str
+    fails: str  # the test that must report it
+    extra: tuple[tuple[str, str], ...] = ()  # further (old, new) edits of the same bug
+    limit: float = 3.0  # check()'s per-test time limit (short for the bugs that loop)
+
+
+def _defines_only(statement: ast.stmt) -> bool:
+    """Imports, definitions and plain constants; not the "try it" code that runs things."""
+    if isinstance(statement, _SAFE):
+        return True
+    return isinstance(statement, ast.Assign) and not any(
+        isinstance(n, (ast.Call, ast.Await)) for n in ast.walk(statement)
+    )
+
+
+def _cells(notebook: str) -> list[dict[str, Any]]:
+    path = next(NOTEBOOKS.glob(f"{notebook}_*.ipynb"))
+    return json.loads(path.read_text(encoding="utf-8"))["cells"]
+
+
+def check_call(notebook: str) -> tuple[str, list[str]]:
+    """The chapter and the keyword names of the notebook's ``check(...)`` cell."""
+    for cell in _cells(notebook):
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and "from clawnb.course import check" in source:
+            for node in ast.walk(ast.parse(source)):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check":
+                    return node.args[0].value, [k.arg for k in node.keywords]
+    raise LookupError(f"no check cell in {notebook}")
+
+
+def learner_objects(notebook: str, edits: list[tuple[str, str]]) -> dict[str, Any]:
+    """Run the notebook's definition cells with ``edits`` applied; return its check's objects."""
+    sources = []
+    for cell in _cells(notebook):
+        source = "".join(cell["source"])
+        if cell["cell_type"] != "code" or "from clawnb.course import check" in source:
+            continue
+        solution = "solution" in cell.get("metadata", {}).get("tags", [])
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        if solution or all(_defines_only(s) for s in tree.body):
+            sources.append(source)
+    code = "\n\n".join(sources)
+    for old, new in edits:
+        assert code.count(old) == 1, f"the bug's text must occur once in {notebook}: {old!r}"
+        code = code.replace(old, new)
+    filename = f"<learner {notebook}>"
+    # Like IPython: register the source so inspect.getsource (stub detection) can read it.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    # A real module, as ``__main__`` is in a kernel (dataclasses look their module up).
+    module = types.ModuleType(f"learner_{notebook}")
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    exec(compile(code, filename, "exec"), namespace)
+    _, names = check_call(notebook)
+    return {name: namespace[name] for name in names}
+
+
+BUGS = [
+    Bug(
+        "mock-pops-from-the-end",
+        "ch01",
+        "01",
+        "wrong order",
+        "return self._queue.popleft()",
+        "return self._queue.pop()",
+        "test_mock_steps_through_sequence",
+    ),
+    Bug(
+        "mock-empty-text-becomes-none",
+        "ch01",
+        "01",
+        'None vs ""',
+        "return self._queue.popleft()",
+        "turn = self._queue.popleft()\n        turn.text = turn.text or None\n        return turn",
+        "test_mock_empty_text_is_some",
+    ),
+    Bug(
+        "mock-waits-forever-for-a-response",
+        "ch01",
+        "01",
+        "infinite retry loop",
+        'if not self._queue:\n            raise RuntimeError("MockProvider: no more responses")',
+        "while not self._queue:\n            pass  # wait until a response arrives",
+        "test_mock_empty_responses_exhausted",
+        limit=0.5,
+    ),
+    Bug(
+        "read-numbers-the-lines",
+        "ch02",
+        "02",
+        "output not exactly the file",
+        "return Path(path).read_text()",
+        'return "".join(f"{n}: {line}" for n, line in enumerate(Path(path).read_text().splitlines(True), 1))',
+        "test_read_read_file",
+    ),
+    Bug(
+        "single-turn-results-before-the-turn",
+        "ch03",
+        "03",
+        "wrong order",
+        "    messages.append(Message.Assistant(turn))\n    messages.extend(Message.ToolResult(c.id, r) for c, r in zip(turn.tool_calls, results, strict=True))",
+        "    messages.extend(Message.ToolResult(c.id, r) for c, r in zip(turn.tool_calls, results, strict=True))\n    messages.append(Message.Assistant(turn))",
+        "test_single_turn_sends_a_valid_history",
+    ),
+    Bug(
+        "sse-done-not-recognised",
+        "ch05a",
+        "05a",
+        "missing case",
+        '    if data == "[DONE]":\n        return [StreamEvent.Done()]\n',
+        "",
+        "test_streaming_parse_done",
+    ),
+    Bug(
+        "agent-forgets-the-final-answer",
+        "ch07",
+        "07",
+        "history invariant",
+        '                text = turn.text or ""\n                messages.append(Message.Assistant(turn))\n',
+        '                text = turn.text or ""\n',
+        "test_simple_agent_chat_appends_final_turn",
+    ),
+    Bug(
+        "edit-without-uniqueness-check",
+        "ch09",
+        "09",
+        "missing uniqueness check",
+        "        if count > 1:\n            raise ToolError(f\"old_string appears {count} times in '{path}', must be unique\")\n",
+        "",
+        "test_edit_not_unique",
+    ),
+    Bug(
+        "write-without-parent-directories",
+        "ch09",
+        "09",
+        "missing case",
+        "            if not target.parent.exists():\n                target.parent.mkdir(parents=True, exist_ok=True)\n",
+        "            pass\n",
+        "test_write_creates_dirs",
+    ),
+    Bug(
+        "bash-tool-is-synchronous",
+        "ch10",
+        "10",
+        "sync tool instead of async",
+        '    async def call(self, args):\n        command = require_str(args, "command")',
+        '    def call(self, args):\n        import subprocess\n        command = require_str(args, "command")\n'
+        "        done = subprocess.run(['bash', '-c', command], capture_output=True, text=True)\n"
+        "        return done.stdout + done.stderr\n\n    async def unused(self, args):\n        command = None",
+        "test_bash_runs_command",
+    ),
+    Bug(
+        "glob-not-recursive",
+        "ch11",
+        "11",
+        "missing case",
+        "base.glob(pattern)",
+        'base.glob(pattern.split("/")[-1])',
+        "test_grep_glob_recursive",
+    ),
+    Bug(
+        "permissions-last-rule-wins",
+        "ch13",
+        "13",
+        "last-rule-wins",
+        "        for rule in self.rules:\n            if rule.matches(tool_name):\n                return rule.permission\n        return self.default",
+        "        decision = self.default\n        for rule in self.rules:\n            if rule.matches(tool_name):\n                decision = rule.permission\n        return decision",
+        "test_permissions_first_rule_wins",
+    ),
+    Bug(
+        "permission-stub-left-in-place",
+        "ch13",
+        "13",
+        "stub left in place",
+        'class Permission(Enum):\n    Allow = "allow"\n    Deny = "deny"\n    Ask = "ask"',
+        "class Permission:\n    Allow = Deny = Ask = None  # TODO: an Enum with three members",
+        "stub Permission",
+    ),
+    Bug(
+        "path-check-without-resolving",
+        "ch14",
+        "14",
+        "missing normalisation",
+        "resolved = os.path.realpath(candidate)",
+        "resolved = str(candidate)",
+        "test_safety_path_traversal_blocked",
+    ),
+    Bug(
+        "hooks-ignore-a-block",
+        "ch15",
+        "15",
+        "wrong precedence",
+        "            if isinstance(action, HookAction.Block):\n                return action\n            if isinstance(action, HookAction.ModifyArgs):",
+        "            if isinstance(action, HookAction.ModifyArgs):",
+        "test_hooks_registry_dispatch_block",
+    ),
+    Bug(
+        "plan-mode-offers-every-tool",
+        "ch16",
+        "16",
+        "missing filter",
+        "definitions = [t.definition for t in self.tools if t.definition.name in self.allowed]",
+        "definitions = self.tools.definitions()",
+        "test_plan_agent_plan_tool_definitions_filtered",
+    ),
+    Bug(
+        "env-overridden-by-the-file",
+        "ch17",
+        "17",
+        "wrong order",
+        "        config = Config()\n        for path",
+        "        config = Config().merge(ConfigLoader.env_overlay(env))\n        for path",
+        "test_config_env_beats_files",
+        (("        return config.merge(ConfigLoader.env_overlay(env))", "        return config"),),
+    ),
+    Bug(
+        "compaction-never-triggers-at-the-limit",
+        "ch18",
+        "18",
+        "off by one",
+        "return self.tokens_used >= self.max_tokens",
+        "return self.tokens_used > self.max_tokens",
+        "test_context_manager_triggers_exactly_at_threshold",
+    ),
+    Bug(
+        "subagent-without-a-turn-limit",
+        "extras",
+        "19",
+        "infinite loop",
+        "for _ in range(self._max_turns):",
+        "while True:",
+        "test_subagent_max_turns_exceeded",
+    ),
+]

@@ -1,0 +1,54 @@
+"""A corpus of typical learner bugs, each put into the chapter's solution notebook and run
+through ``check()`` as the notebook would: the report is never green, names the test that
+caught the bug, says what was expected and what came back (or that it timed out), and the
+whole check finishes within its time limit. The learner-trial table in docs/course.md is this
+corpus."""
+
+import re
+import time
+
+import pytest
+from learner import BUGS, learner_objects
+
+from clawnb.course import check
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[b.id for b in BUGS])
+def test_a_typical_bug_is_caught_named_and_explained(bug):
+    objects = learner_objects(bug.notebook, [(bug.old, bug.new), *bug.extra])
+    start = time.monotonic()
+    report = check(bug.chapter, timeout=bug.limit, verbose=False, **objects)
+    elapsed = time.monotonic() - start
+    text = str(report)
+    assert not report.ok, text
+    assert "test result: FAILED." in text
+    if bug.fails.startswith("stub "):
+        assert f"{bug.fails} ... FAILED (still the exercise stub" in text
+        return
+    assert re.search(rf"test {bug.fails} \.\.\. (FAILED|TIMED OUT)", text), text
+    section = text.split(f"---- {bug.fails} ----", 1)[1].split("\n---- ", 1)[0]
+    explained = ("expected:" in section and "actual:" in section) or "timed out after" in section
+    assert explained or "Error" in section, section
+    assert "in the test (" in section and "-> " in section, section
+    assert "the rule: notebooks/" in section, section
+    looping = text.count("TIMED OUT")
+    assert elapsed < 5 + looping * (bug.limit + 1), elapsed
+
+
+def test_the_corpus_spans_enough_bugs_and_chapters():
+    assert len(BUGS) >= 15
+    assert len({b.chapter for b in BUGS}) >= 8
+
+
+def test_a_misspelt_keyword_is_refused_not_silently_replaced_by_clawnbs():
+    objects = learner_objects("09", [])
+    with pytest.raises(TypeError, match="Did you mean 'ReadTool'"):
+        check("ch09", ReadTol=objects["ReadTool"], verbose=False)
+
+
+def test_the_unchanged_solutions_pass_the_same_way():
+    # The harness itself is sound: without a bug, the same path is green.
+    for notebook in sorted({b.notebook for b in BUGS}):
+        objects = learner_objects(notebook, [])
+        chapter = next(b.chapter for b in BUGS if b.notebook == notebook)
+        assert check(chapter, verbose=False, **objects).ok, notebook
