@@ -356,7 +356,10 @@ def _failure_detail(exc: BaseException, target: str, used: dict[str, bool]) -> s
         lines += ["", f"in the test ({Path(where.filename).name}, line {where.lineno}):"]
         lines += _test_lines(where)
     mine = [n for n, yours in used.items() if yours] or list(used)
-    pointer = taught_at(target, mine)
+    chapters = [target] if target.startswith("ch") or target == "extras" else []
+    for suite in _resolve(target):
+        chapters += [c for c in suite.chapters if c not in chapters]
+    pointer = taught_at(chapters, mine)
     if pointer:
         lines += ["", f"the rule: {pointer}"]
     return "\n".join(lines)

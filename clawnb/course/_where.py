@@ -52,16 +52,9 @@ def sections(path: Path) -> list[tuple[str, set[str]]]:
     return out
 
 
-def taught_at(target: str, names: list[str]) -> str:
-    """A pointer such as ``13_permission_engine.ipynb § Build it: the gate``."""
-    from ._suite import _resolve
-
-    chapters = [target] if target.startswith("ch") or target == "extras" else []
-    try:
-        for suite in _resolve(target):
-            chapters += [c for c in suite.chapters if c not in chapters]
-    except KeyError:
-        pass
+def taught_at(chapters: list[str], names: list[str]) -> str:
+    """A pointer such as ``13_permission_engine.ipynb § Build it: the gate``: the first of
+    ``chapters`` whose notebook defines one of ``names``."""
     for chapter in chapters:
         path = chapter_notebook(chapter)
         if path is None:
