@@ -37,7 +37,7 @@ from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .secrets import redact
 from .session import SessionInfo, SessionLog, SessionStore
-from .types import Message, TokenUsage, Tool, ToolSet
+from .types import Message, Tool, ToolSet
 from .usage import CostTracker
 
 __all__ = ["AgentSession", "APPROVED_PLAN", "build_agent", "make_provider"]
@@ -122,7 +122,7 @@ class AgentSession:
 
         async def tap(event: Any) -> None:
             if isinstance(event, AgentEvent.TurnEnd):
-                self.cost.record(event.turn.usage or TokenUsage())
+                self.cost.record(event.turn.usage)  # None: not reported
             await emit(on_event, event)
 
         return tap

@@ -168,6 +168,12 @@ class _Console:
             return await asyncio.to_thread(_blocking_readline)
         try:
             return await done
+        except asyncio.CancelledError:
+            # Ctrl-C at the question: the cursor is still after the prompt, and whatever is
+            # printed next (the call's "interrupted" result) must start on a line of its own.
+            self.out.write("\n")
+            self.out.flush()
+            raise
         finally:
             loop.remove_reader(fd)
 

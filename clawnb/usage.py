@@ -38,6 +38,7 @@ class CostTracker:
         self.total_input_tokens = 0
         self.total_output_tokens = 0
         self.turn_count = 0
+        self.unreported_turns = 0  # turns whose server sent no usage at all
 
     @classmethod
     def for_model(cls, model: str, pricing: Mapping[str, Any] | Any) -> CostTracker:
@@ -63,10 +64,13 @@ class CostTracker:
         return cls(price.input, price.output, model=model)
 
     def record(self, usage: TokenUsage | None) -> None:
-        """Add one model turn (a turn without usage still counts as a turn)."""
+        """Add one model turn (a turn without usage still counts as a turn). ``None`` means the
+        server reported nothing, which :meth:`summary` says instead of counting it as 0."""
         if usage is not None:
             self.total_input_tokens += usage.input_tokens
             self.total_output_tokens += usage.output_tokens
+        else:
+            self.unreported_turns += 1
         self.turn_count += 1
 
     def total_cost(self) -> float:
@@ -81,10 +85,22 @@ class CostTracker:
         self.total_input_tokens = 0
         self.total_output_tokens = 0
         self.turn_count = 0
+        self.unreported_turns = 0
 
     def summary(self) -> str:
-        """``tokens: N in + N out | cost: $X.XXXX`` (or ``cost: unknown …`` without a price)."""
+        """``tokens: N in + N out | cost: $X.XXXX`` (or ``cost: unknown …`` without a price).
+
+        When the server reported no usage for any turn, the tokens are "not reported" (a local
+        server that sends no usage did not use 0 tokens); when it skipped some turns, how many.
+        """
+        free = self.priced and not (self.input_price_per_million or self.output_price_per_million)
+        if self.unreported_turns and self.unreported_turns == self.turn_count:
+            cost = "$0.0000" if free else "unknown (no usage reported)"
+            return f"tokens: not reported | cost: {cost}"
         tokens = f"tokens: {self.total_input_tokens} in + {self.total_output_tokens} out"
+        if self.unreported_turns:
+            s = "s" if self.unreported_turns != 1 else ""
+            tokens += f" (+ {self.unreported_turns} turn{s} not reported)"
         if not self.priced:
             return f"{tokens} | cost: unknown (no price configured for {self.model!r})"
         return f"{tokens} | cost: ${self.total_cost():.4f}"

@@ -20,6 +20,7 @@ import asyncio
 import difflib
 import html
 import json
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -307,7 +308,7 @@ class Transcript:
         out: list[str] = []
         for block in self.blocks:
             if block.kind == "text" and block.text.strip():
-                out.append(block.text.strip())
+                out.append(close_fences(block.text.strip()))
             elif block.kind == "reasoning" and block.text.strip():
                 body = html.escape(block.text.strip())
                 out.append(
@@ -333,6 +334,26 @@ class Transcript:
                 out.append(_card_plain(block.card))
         out.append(f"[{self.footer()}]")
         return scrub("\n".join(out))
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def close_fences(text: str) -> str:
+    """``text`` with a code fence the model left open closed at its end, so whatever the
+    rendering puts after it (the footer, the next card) is not swallowed into the code block."""
+    opened: str | None = None
+    for line in text.splitlines():
+        match = _FENCE.match(line)
+        if match is None:
+            continue
+        marker, rest = match.groups()
+        if opened is None:
+            if not (marker[0] == "`" and "`" in rest):  # a backtick fence's info has no `
+                opened = marker
+        elif marker[0] == opened[0] and len(marker) >= len(opened) and not rest.strip():
+            opened = None
+    return text if opened is None else f"{text}\n{opened}"
 
 
 def _card_plain(card: Card) -> str:

@@ -42,7 +42,7 @@ class SubagentTool(BaseTool):
         allowed_tools: Iterable[str] | None = None,
         read_only_tools: bool = False,
         gate: Gate | None = None,
-        on_usage: Callable[[TokenUsage], Any] | None = None,
+        on_usage: Callable[[TokenUsage | None], Any] | None = None,
         name: str = "subagent",
     ) -> None:
         self.provider = provider
@@ -110,7 +110,7 @@ class SubagentTool(BaseTool):
 
         def count(event: Any) -> None:
             if isinstance(event, AgentEvent.TurnEnd) and self.on_usage is not None:
-                self.on_usage(event.turn.usage or TokenUsage())
+                self.on_usage(event.turn.usage)
 
         try:
             return await agent.chat(messages, count)

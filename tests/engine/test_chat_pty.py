@@ -73,7 +73,7 @@ def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
     child.expect("Done: notes.txt written.")
     child.expect("you> ")
     child.sendline("/cost")
-    child.expect(r"tokens: 0 in \+ 0 out \| cost: \$0\.0000")
+    child.expect(r"tokens: not reported \| cost: \$0\.0000")  # a script reports no usage
     child.expect("you> ")
     child.sendeof()
     child.expect(pexpect.EOF)
@@ -110,6 +110,29 @@ def test_chat_denial_with_reason_reaches_the_model(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    assert not (tmp_path / "ws" / "x").exists()
+
+
+def test_ctrl_c_at_an_approval_question_prints_the_result_on_its_own_line(tmp_path):
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
+            {"text": "never reached"},
+        ],
+    )
+    child = _spawn(tmp_path, script)
+    child.sendline("make x")
+    child.expect(r"\[a\]lways: ")
+    child.sendintr()
+    child.expect("interrupted")
+    after_question = child.before
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    # the terminal echoes ^C; the result must then start on a fresh line
+    assert after_question.removeprefix("^C").startswith(("\r\n", "\n")), repr(after_question)
     assert not (tmp_path / "ws" / "x").exists()
 
 
