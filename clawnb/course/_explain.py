@@ -73,7 +73,7 @@ class Mismatch(AssertionError):
         """Lines saying what was expected and what came back."""
         note = [f"note: {self.message}"] if self.message not in (None, "") else []
         if self.op == "truth":
-            if self.subject == "raises":
+            if self.subject in ("raises", "_fails"):  # the suites' "it must fail" helpers
                 return [*note, "expected: an error", "  actual: it succeeded"]
             return [*note, "expected: a true value", f"  actual: {_show(self.left)}"]
         if self.op == "falsity":

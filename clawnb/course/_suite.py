@@ -339,9 +339,7 @@ def _failure_detail(exc: BaseException, target: str, used: dict[str, bool]) -> s
         frames = traceback.extract_tb(tb) if tb is not None else []
         if frames and where is not None and frames[-1].filename != where.filename:
             last = frames[-1]
-            lines.append(
-                f"it was running {Path(last.filename).name}:{last.lineno}: {last.line or ''}"
-            )
+            lines.append(f"it was running {_place(last)}: {last.line or ''}")
     elif isinstance(exc, Mismatch):
         lines += exc.explain()
     elif isinstance(exc, AssertionError):
@@ -352,6 +350,8 @@ def _failure_detail(exc: BaseException, target: str, used: dict[str, bool]) -> s
         if frames and (where is None or frames[-1].filename != where.filename):
             last = frames[-1]
             lines.append(f"raised at {_place(last)}: {last.line or ''}")
+        if isinstance(exc, TypeError) and "can't be used in 'await' expression" in str(exc):
+            lines.append("hint: the test awaits this call — define it with async def")
     if where is not None:
         lines += ["", f"in the test ({Path(where.filename).name}, line {where.lineno}):"]
         lines += _test_lines(where)

@@ -264,3 +264,33 @@ BUGS = [
         "test_subagent_max_turns_exceeded",
     ),
 ]
+
+
+def trial_table() -> str:
+    """The learner-trial table of docs/course.md: each bug and what check() said about it."""
+    from clawnb.course import check
+
+    rows = ["| chapter | the bug (kind) | what `check()` said |", "|---|---|---|"]
+    for bug in BUGS:
+        report = check(
+            bug.chapter,
+            timeout=bug.limit,
+            verbose=False,
+            **learner_objects(bug.notebook, [(bug.old, bug.new), *bug.extra]),
+        )
+        text = str(report)
+        if bug.fails.startswith("stub "):
+            said = f"`{bug.fails} ... FAILED (still the exercise stub: write it first)`"
+        else:
+            section = text.split(f"---- {bug.fails} ----\n", 1)[1].split("\n\n", 1)[0]
+            said = f"`{bug.fails}`: " + "; ".join(
+                f"`{line.strip()}`" for line in section.splitlines()[:2]
+            )
+        said += f" — `{text.splitlines()[-1]}`"
+        said = said.replace("|", "\\|")
+        rows.append(f"| {bug.chapter} | {bug.id} ({bug.kind}) | {said} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(trial_table())
