@@ -92,9 +92,14 @@ class Approver:
         name = request.call.name
         self.asked.add(request.call.id)
         card = self.view.card(request.call.id)
+        change = request.details.get("preview") if request.details else None
+        if card is not None and change is not None:
+            self.view.set_preview(card, change)  # the exact diff, before any button
         # a call that changes the agent's own configuration needs a person's own answer:
         # neither an earlier "always" nor an allow policy settles it
         explicit = bool(request.details.get("explicit_only"))
+        if card is not None:
+            card.once_only = explicit  # no "Always allow" button for it
         if name in self.always_allowed and not explicit:
             self._mark(card, "always allowed this session")
             return Approval.allow_session()

@@ -17,12 +17,12 @@ Everything shown goes through :func:`clawnb.notebook.secrets.scrub` first.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import html
 import json
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
@@ -60,17 +60,64 @@ _ICON = {
     ERROR: "✗",
     INTERRUPTED: "■",
 }
-_COLOR = {
-    PENDING: "#888",
-    WAITING: "#b8860b",
-    ANSWERING: "#b8860b",
-    RUNNING: "#1e6bb8",
-    DONE: "#2e7d32",
-    DENIED: "#c62828",
-    BLOCKED: "#c62828",
-    ERROR: "#c62828",
-    INTERRUPTED: "#c62828",
+# Each status as a CSS class: the colour lives in STYLE, taken from the JupyterLab theme.
+_STATUS_CLASS = {
+    PENDING: "pending",
+    WAITING: "waiting",
+    ANSWERING: "waiting",
+    RUNNING: "running",
+    DONE: "done",
+    DENIED: "failed",
+    BLOCKED: "failed",
+    ERROR: "failed",
+    INTERRUPTED: "failed",
 }
+_FINISHED = (DONE, DENIED, BLOCKED, ERROR, INTERRUPTED)
+
+# Every colour comes from JupyterLab's theme variables, so light, dark and high-contrast themes
+# all work; the fallback after each variable is for viewers without them (VS Code, nbviewer).
+# Text keeps the theme's own foreground everywhere: a status is told by its icon, its words and
+# a coloured left border, never by coloured text that one of the themes would make unreadable.
+# Diff rows tint the theme's success/error colour over the background (color-mix), so the text
+# on them is the theme's text on (almost) the theme's background. A viewer that strips <style>
+# (an untrusted notebook) shows plain, readable text in its own colours.
+STYLE = (
+    "<style>"
+    ".clawnb-card{border:1px solid var(--jp-border-color2,rgba(128,128,128,.35));"
+    "border-left:4px solid var(--jp-border-color1,rgba(128,128,128,.6));border-radius:4px;"
+    "padding:2px 8px;margin:3px 0;overflow:hidden}"
+    ".clawnb-card.clawnb-s-running{border-left-color:var(--jp-brand-color1,#1976d2)}"
+    ".clawnb-card.clawnb-s-done{border-left-color:var(--jp-success-color1,#388e3c)}"
+    ".clawnb-card.clawnb-s-failed{border-left-color:var(--jp-error-color1,#d32f2f)}"
+    ".clawnb-card.clawnb-s-waiting{border:2px solid var(--jp-warn-color1,#f57c00);"
+    "border-left-width:6px;background:var(--jp-layout-color2,rgba(128,128,128,.12))}"
+    ".clawnb-card summary{cursor:pointer;list-style-position:inside}"
+    ".clawnb-card code{background:transparent;color:inherit}"
+    ".clawnb-diff{font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,small);white-space:pre;line-height:1.4;"
+    "overflow:auto;max-height:28em;margin:2px 0;"
+    "border:1px solid var(--jp-border-color2,rgba(128,128,128,.35))}"
+    ".clawnb-diff div{padding:0 4px;min-width:max-content}"
+    ".clawnb-add{background:color-mix(in srgb,var(--jp-success-color1,#388e3c) 24%,transparent)}"
+    ".clawnb-del{background:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 24%,transparent)}"
+    ".clawnb-hunk{background:var(--jp-layout-color2,rgba(128,128,128,.12))}"
+    ".clawnb-code,.clawnb-result{font-family:var(--jp-code-font-family,monospace);"
+    "font-size:var(--jp-code-font-size,small);white-space:pre-wrap;margin:2px 0;"
+    "padding:4px 6px;background:var(--jp-cell-editor-background,transparent);"
+    "color:var(--jp-content-font-color1,inherit);"
+    "border:1px solid var(--jp-border-color2,rgba(128,128,128,.35))}"
+    ".clawnb-result{max-height:16em;overflow:auto}"
+    ".clawnb-muted{color:var(--jp-content-font-color2,inherit)}"
+    ".clawnb-change{font-weight:600}"
+    ".clawnb-bar{flex-wrap:wrap;gap:4px;margin:4px 0}"
+    ".clawnb-bar .jupyter-button,.clawnb-question .jupyter-button{width:auto;"
+    "min-width:max-content;overflow:visible;white-space:nowrap;margin:0;padding:0 12px}"
+    ".clawnb-bar .clawnb-approve{border:2px solid var(--jp-success-color1,#388e3c);"
+    "font-weight:600}"
+    ".clawnb-bar .clawnb-deny{border:2px solid var(--jp-error-color1,#d32f2f)}"
+    ".clawnb-bar .clawnb-always{border:2px solid var(--jp-warn-color1,#f57c00)}"
+    "</style>"
+)
 
 
 def preview(text: str, *, lines: int = 12, width: int = 160) -> str:
@@ -109,22 +156,6 @@ def _args_json(arguments: Any) -> str:
         return repr(arguments)
 
 
-def edit_diff(name: str, arguments: Any) -> str | None:
-    """A unified diff for an edit call (``old_string``/``new_string`` style arguments), else
-    ``None``. Shown coloured on the card; the file itself is not read."""
-    if not isinstance(arguments, dict):
-        return None
-    old = next((arguments[k] for k in ("old_string", "old_str", "old") if k in arguments), None)
-    new = next((arguments[k] for k in ("new_string", "new_str", "new") if k in arguments), None)
-    if not isinstance(old, str) or not isinstance(new, str):
-        return None
-    path = str(arguments.get("path", name))
-    lines = difflib.unified_diff(
-        old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm=""
-    )
-    return "\n".join(lines)
-
-
 def code_argument(arguments: Any) -> tuple[str, Any] | None:
     """``(code, other arguments)`` for a call that runs code (``run_python``'s ``code``):
     the code is what the user approves, so the card shows it as code instead of hiding it,
@@ -136,6 +167,9 @@ def code_argument(arguments: Any) -> tuple[str, Any] | None:
         return None
     rest = {k: v for k, v in arguments.items() if k != "code"}
     return code, rest
+
+
+_TITLE_KEYS = ("pattern", "url", "query", "name", "cell_id")
 
 
 @dataclass
@@ -151,6 +185,10 @@ class Card:
     note: str = ""
     started: float | None = None
     ended: float | None = None
+    # the exact change a mutating call will make (a ChangePreview), shown before approval
+    preview: Any = None
+    # only "Approve" or "Deny" make sense (a change to the agent's own configuration)
+    once_only: bool = False
 
     @property
     def title(self) -> str:
@@ -158,7 +196,34 @@ class Card:
         if summary.startswith("[") and summary.endswith("]"):
             summary = summary[1:-1]
         prefix = f"{self.name}: "
-        return summary[len(prefix) :] if summary.startswith(prefix) else ""
+        if summary.startswith(prefix):
+            return summary[len(prefix) :]
+        # the engine's summary only knows command/path/question; glob and grep have a
+        # pattern, web_fetch a url: an empty title says nothing about what runs
+        if isinstance(self.arguments, dict):
+            for key in _TITLE_KEYS:
+                value = self.arguments.get(key)
+                if isinstance(value, str) and value.strip():
+                    first = value.strip().splitlines()[0]
+                    return first if len(first) <= 80 else first[:79] + "…"
+        return ""
+
+    @property
+    def finished(self) -> bool:
+        return self.status in _FINISHED
+
+    def hint(self) -> str:
+        """A few words about the outcome for the collapsed one-line card."""
+        if self.preview is not None and self.status in (DONE, WAITING, PENDING):
+            return str(self.preview.summary)
+        result = self.result.strip()
+        if not result:
+            return ""
+        rows = result.splitlines()
+        if self.status == DONE and len(rows) > 1:
+            return f"{len(rows)} lines"
+        first = rows[0]
+        return first if len(first) <= 90 else first[:89] + "…"
 
     def elapsed(self, now: float | None = None) -> float | None:
         if self.started is None:
@@ -310,16 +375,18 @@ class Transcript:
             if block.kind == "text" and block.text.strip():
                 out.append(close_fences(block.text.strip()))
             elif block.kind == "reasoning" and block.text.strip():
-                body = html.escape(block.text.strip())
+                body = _one_line(html.escape(block.text.strip()))
                 out.append(
-                    f"<details><summary>reasoning</summary>\n\n<pre>{body}</pre>\n</details>"
+                    "<details class='clawnb-reasoning'><summary class='clawnb-muted'>reasoning"
+                    f"</summary><pre class='clawnb-result'>{body}</pre></details>"
                 )
             elif block.kind == "note":
                 out.append(f"*{block.text}*")
             elif block.card is not None:
-                out.append(_card_markdown(block.card))
-        out.append(f"<sub>{self.footer()}</sub>")
-        return scrub("\n\n".join(out))
+                out.append(_card_html(block.card))
+        out.append(f"<sub class='clawnb-muted'>{html.escape(self.footer())}</sub>")
+        # the stylesheet once, first: every class above takes its colours from the theme
+        return scrub(STYLE + "\n\n" + "\n\n".join(out))
 
     def to_plain(self) -> str:
         out: list[str] = []
@@ -362,39 +429,6 @@ def _card_plain(card: Card) -> str:
         body = "\n".join("    " + row for row in preview(card.result, lines=6).splitlines())
         return head + "\n" + body
     return head
-
-
-def _fence(text: str, lang: str = "") -> str:
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    return f"{ticks}{lang}\n{text}\n{ticks}"
-
-
-def _card_markdown(card: Card) -> str:
-    icon = _ICON.get(card.status, "•")
-    title = f" `{card.title}`" if card.title and "`" not in card.title else ""
-    head = f"{icon} **{card.name}**{title} — {card.label()}"
-    parts = [head]
-    diff = edit_diff(card.name, card.arguments)
-    code = code_argument(card.arguments)
-    arguments = card.arguments
-    if code is not None:
-        parts.append(_fence(code[0].rstrip("\n"), "python"))
-        arguments = code[1]
-    if diff:
-        # HTML, not a ```diff fence: JupyterLab's Markdown highlighter leaves +/- lines
-        # uncoloured, and the rendering a saved notebook keeps should look like the live card
-        parts.append(_diff_html(diff))
-    elif arguments not in (None, {}):
-        parts.append(
-            "<details><summary>arguments</summary>\n\n"
-            + _fence(*_args_text(arguments))
-            + "\n</details>"
-        )
-    if card.result:
-        parts.append(_fence(preview(card.result), "text"))
-    return "\n\n".join(parts)
 
 
 class Throttle:
@@ -470,6 +504,11 @@ class _View:
         block = self.transcript.block_of(card)
         self._changed(block, None)
 
+    def set_preview(self, card: Card, change: Any) -> None:
+        """Attach the exact change a call will make (a ChangePreview) to its card."""
+        card.preview = change
+        self._changed(self.transcript.block_of(card), None)
+
     def note(self, text: str) -> None:
         block = self.transcript.note(text)
         self._changed(block, None)
@@ -544,6 +583,11 @@ class TextView(_View):
                 card = block.card
                 if card.status == WAITING:
                     self._end_text()
+                    if card.preview is not None:  # what an input() approval would allow
+                        self._write(f"[{card.name}: {card.title}] {card.preview.summary}\n")
+                        self._write(
+                            "".join(f"    {row}\n" for row in card.preview.diff.splitlines())
+                        )
                     self._write(f"[{card.name}] waiting for approval\n")
             case _:
                 pass
@@ -599,7 +643,9 @@ class WidgetView(_View):
         self.throttle = Throttle(self._flush, interval)
         self.footer = widgets.HTML(value="")
         self.body = widgets.VBox([])
-        self.root = widgets.VBox([self.body, self.footer])
+        # the cell's stylesheet (theme variables); a <style> in an HTML widget applies as is
+        self.style = widgets.HTML(value=STYLE, layout=widgets.Layout(display="none"))
+        self.root = widgets.VBox([self.style, self.body, self.footer])
         self.root.add_class("clawnb-cell")
         # ARCHITECTURE §4.5: the frontend bumps _view_count when it renders a view.
         self.root._view_count = 0
@@ -679,10 +725,7 @@ class WidgetView(_View):
             # the body's HTML, so an "arguments" block the user opened stays open
             head = w.HTML(value="", layout=w.Layout(margin="0"))
             body = w.HTML(value="", layout=w.Layout(margin="0"))
-            box = w.VBox(
-                [head, body],
-                layout=w.Layout(border="1px solid #ddd", padding="2px 8px", margin="2px 0"),
-            )
+            box = w.VBox([head, body])
             box.add_class("clawnb-card")
             return box
         if block.kind == "reasoning":
@@ -714,7 +757,20 @@ class WidgetView(_View):
             block.dirty = False
             if block.card is not None:
                 head, body = block.widget.children[:2]
-                pairs = [(head, _card_head_html(block.card)), (body, _card_body_html(block.card))]
+                self._card_classes(block)
+                card = block.card
+                inner = _card_body_html(card)
+                if card.finished and inner:
+                    # done: one line that opens to the details (head hidden, not emptied: an
+                    # empty HTML widget still takes a line)
+                    head.layout.display = "none"
+                    folded = (
+                        f"<details><summary>{_card_head_inner(card)}</summary>{inner}</details>"
+                    )
+                    pairs = [(body, folded)]
+                else:
+                    head.layout.display = None
+                    pairs = [(head, _card_head_html(card)), (body, inner)]
             elif block.kind == "reasoning":
                 pairs = [(block.widget.children[0], self._html(block))]
             else:
@@ -724,7 +780,8 @@ class WidgetView(_View):
                     target.value = value
                     self.updates += 1
         footer = (
-            f"<div style='color:#888;font-size:small'>{html.escape(self.transcript.footer())}</div>"
+            "<div class='clawnb-muted' style='font-size:small'>"
+            f"{html.escape(self.transcript.footer())}</div>"
         )
         if self.footer.value != footer:
             self.footer.value = footer
@@ -735,6 +792,19 @@ class WidgetView(_View):
             except RuntimeError:
                 return
             self._tick = loop.call_later(1.0, self._on_tick)
+
+    def _card_classes(self, block: Block) -> None:
+        """Keep the card box's status class (border colour, highlight) in step."""
+        assert block.card is not None
+        wanted = f"clawnb-s-{_STATUS_CLASS.get(block.card.status, 'pending')}"
+        current = getattr(block.widget, "_clawnb_status", None)
+        if current == wanted:
+            return
+        if current is not None:
+            block.widget.remove_class(current)
+        block.widget.add_class(wanted)
+        block.widget._clawnb_status = wanted
+        self.updates += 1
 
     def _on_tick(self) -> None:
         self._tick = None
@@ -749,7 +819,7 @@ class WidgetView(_View):
             return _pre(_complete_words(block.text))
         if block.kind == "reasoning":
             text = block.text if block.closed else _complete_words(block.text)
-            return _pre(text, "#888")
+            return _pre(text, "clawnb-muted")
         if block.kind == "note":
             return f"<i>{html.escape(scrub(block.text))}</i>"
         assert block.card is not None
@@ -758,24 +828,29 @@ class WidgetView(_View):
     # -- approvals -----------------------------------------------------------------------------
 
     async def ask_approval(self, card: Card) -> str:
-        """Show Approve / Deny / Always allow on ``card``; return ``approve``, ``deny`` or
+        """Show Approve / Deny / Always allow NAME on ``card``; return ``approve``, ``deny`` or
         ``always``. Handlers are attached before the buttons are displayed (§4.5)."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[str] = loop.create_future()
         w = self._w
         buttons = []
-        for label, value, style, tip in (
-            ("Approve", "approve", "success", "run this call once"),
-            ("Deny", "deny", "danger", "do not run it; the model is told you said no"),
-            # by tool name, not by call: say so before the user clicks
-            (
-                "Always allow",
-                "always",
-                "",
-                f"allow every {card.name} call for the rest of this session",
-            ),
-        ):
-            button = w.Button(description=label, button_style=style, tooltip=tip)
+        choices = [
+            ("Approve", "approve", "run this call once"),
+            ("Deny", "deny", "do not run it; the model is told you said no"),
+        ]
+        if not card.once_only:
+            # by tool name, not by call: the label says so before the user clicks
+            choices.append(
+                (
+                    f"Always allow {card.name}",
+                    "always",
+                    f"allow every {card.name} call for the rest of this session",
+                )
+            )
+        for label, value, tip in choices:
+            # width auto + a wrapping bar: a narrow notebook wraps the buttons to a second
+            # line instead of cutting "Always allow" down to "Al…"
+            button = w.Button(description=label, tooltip=tip, layout=w.Layout(width="auto"))
             button.add_class(f"clawnb-{value}")
 
             def on_click(_b: Any, value: str = value) -> None:
@@ -784,8 +859,9 @@ class WidgetView(_View):
 
             button.on_click(on_click)
             buttons.append(button)
-        bar = w.HBox(buttons)
+        bar = w.HBox(buttons, layout=w.Layout(flex_flow="row wrap", width="100%"))
         bar.add_class("clawnb-approval")
+        bar.add_class("clawnb-bar")
         self._buttons[card.id] = bar
         self.set_status(card, WAITING)
         block = self.transcript.block_of(card)
@@ -805,42 +881,71 @@ class WidgetView(_View):
                 button.close()
 
     async def choose(self, question: str, options: list[str], *, label: str = "") -> str:
-        """A question with option buttons, or a text box when there are no options."""
+        """A question with option buttons and a free-text answer (a text box alone when there
+        are no options). An ``ask_user`` card that waits for its answer gets the controls
+        inside it, under the question it already shows; other questions (plan mode) get a
+        box of their own."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[str] = loop.create_future()
         w = self._w
-        prompt = w.HTML(value=f"<b>{html.escape(scrub(question))}</b>")
         controls: list[Any] = []
-        if options:
-            for option in options:
-                button = w.Button(description=option)
+        for option in options:
+            button = w.Button(description=option, layout=w.Layout(width="auto"))
 
-                def on_click(_b: Any, option: str = option) -> None:
-                    if not answer.done():
-                        answer.set_result(option)
+            def on_click(_b: Any, option: str = option) -> None:
+                if not answer.done():
+                    answer.set_result(option)
 
-                button.on_click(on_click)
-                controls.append(button)
-        else:
-            text = w.Text(placeholder=label or "your answer")
-            submit = w.Button(description="Send", button_style="primary")
+            button.on_click(on_click)
+            controls.append(button)
+        card_block = self._answering_block()
+        if card_block is not None or not options:
+            # the model's options are suggestions: a person may answer something else
+            placeholder = label or ("or type another answer" if options else "your answer")
+            text = w.Text(placeholder=placeholder, layout=w.Layout(width="auto", flex="1 1 14em"))
+            submit = w.Button(description="Send", layout=w.Layout(width="auto"))
 
             def on_submit(_b: Any) -> None:
-                if not answer.done():
+                if not answer.done() and text.value.strip():
                     answer.set_result(text.value)
 
             submit.on_click(on_submit)
-            controls = [text, submit]
-        box = w.VBox([prompt, w.HBox(controls)])
-        box.add_class("clawnb-question")
-        self.body.children = (*self.body.children, box)
+            with warnings.catch_warnings():
+                # deprecated in ipywidgets 8 but still the only way to hear Enter in a Text
+                # (continuous_update=False also fires on blur, which would send a half answer)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                text.on_submit(lambda _t: on_submit(None))  # Enter sends, like the button
+            controls += [text, submit]
+        row = w.HBox(controls, layout=w.Layout(flex_flow="row wrap", width="100%"))
+        row.add_class("clawnb-bar")
+        if card_block is not None:
+            box = row
+            box.add_class("clawnb-question")
+            card_block.widget.children = (*card_block.widget.children[:2], box)
+            parts: list[Any] = [row]
+        else:
+            prompt = w.HTML(value=f"<b>{html.escape(scrub(question))}</b>")
+            box = w.VBox([prompt, row])
+            box.add_class("clawnb-question")
+            self.body.children = (*self.body.children, box)
+            parts = [prompt, row, box]
         try:
             return await answer
         finally:
             if not self._closed:
-                self.body.children = tuple(c for c in self.body.children if c is not box)
-            for c in (*controls, box, prompt):
+                if card_block is not None:
+                    card_block.widget.children = tuple(card_block.widget.children[:2])
+                else:
+                    self.body.children = tuple(c for c in self.body.children if c is not box)
+            for c in (*controls, *parts):
                 c.close()
+
+    def _answering_block(self) -> Block | None:
+        for block in reversed(self.transcript.blocks):
+            card = block.card
+            if card is not None and card.status == ANSWERING and block.widget is not None:
+                return block
+        return None
 
 
 def _split_tail(text: str) -> tuple[str, str]:
@@ -860,72 +965,113 @@ def _complete_words(text: str) -> str:
     return _split_tail(text)[0]
 
 
-def _pre(text: str, color: str = "") -> str:
-    style = "white-space:pre-wrap;margin:0;font-family:inherit" + (
-        f";color:{color}" if color else ""
-    )
-    return f"<div style='{style}'>{html.escape(scrub(text))}</div>"
+def _pre(text: str, css_class: str = "") -> str:
+    cls = f" class='{css_class}'" if css_class else ""
+    style = "white-space:pre-wrap;margin:0;font-family:inherit"
+    return f"<div{cls} style='{style}'>{html.escape(scrub(text))}</div>"
+
+
+def _one_line(escaped: str) -> str:
+    """Escaped text with its line breaks as character references: the HTML stays on one
+    physical line, so a blank line inside a ``<pre>`` cannot end the Markdown HTML block the
+    static rendering puts it in (it would spill the rest out as Markdown)."""
+    return escaped.replace("\r", "").replace("\n", "&#10;")
 
 
 def _card_html(card: Card) -> str:
-    """The whole card as one bordered block of HTML (the live view uses the two halves)."""
+    """The whole card as one block of HTML, for the static rendering (a finished card is one
+    line that opens to its details, as in the live view)."""
+    status = _STATUS_CLASS.get(card.status, "pending")
+    body = _card_body_html(card)
+    if card.finished and body:
+        return (
+            f"<details class='clawnb-card clawnb-s-{status}'>"
+            f"<summary>{_card_head_inner(card)}</summary>{body}</details>"
+        )
     return (
-        "<div style='border:1px solid #ddd;border-radius:6px;padding:4px 8px;margin:2px 0'>"
-        + _card_head_html(card)
-        + _card_body_html(card)
-        + "</div>"
+        f"<div class='clawnb-card clawnb-s-{status}'>"
+        f"<div>{_card_head_inner(card)}</div>{body}</div>"
     )
 
 
 def _card_head_html(card: Card) -> str:
-    color = _COLOR.get(card.status, "#888")
+    return f"<div class='clawnb-head'>{_card_head_inner(card)}</div>"
+
+
+def _card_head_inner(card: Card) -> str:
     icon = _ICON.get(card.status, "•")
     title = html.escape(scrub(card.title))
-    status = html.escape(card.label())
+    title_html = f" <code>{title}</code>" if title and card.name != "ask_user" else ""
+    status = html.escape(scrub(card.label()))
+    # the one-line card says what came of the call; an open card shows it in full below
+    hint = html.escape(scrub(card.hint())) if card.finished else ""
+    hint_html = f" <span class='clawnb-muted'>· {hint}</span>" if hint else ""
     return (
-        f"<div><b>{html.escape(card.name)}</b> <code>{title}</code> "
-        f"<span class='clawnb-status' style='color:{color}'>{icon} {status}</span></div>"
+        f"<span class='clawnb-icon' aria-hidden='true'>{icon}</span> "
+        f"<b>{html.escape(card.name)}</b>{title_html} "
+        f"<span class='clawnb-status'>{status}</span>{hint_html}"
     )
+
+
+def _result_head_and_diff(result: str) -> tuple[str, str] | None:
+    """``(first line, diff)`` for an edit-style result (``edited f.py`` + a numbered diff)."""
+    head, sep, rest = result.partition("\n\n")
+    if sep and rest.startswith("@@ -"):
+        return head, rest
+    return None
 
 
 def _card_body_html(card: Card) -> str:
     parts: list[str] = []
-    diff = edit_diff(card.name, card.arguments)
-    code = code_argument(card.arguments)
     arguments = card.arguments
+    if card.name == "ask_user" and isinstance(arguments, dict):
+        question = arguments.get("question")
+        if isinstance(question, str):
+            parts.append(f"<div><b>{html.escape(scrub(question))}</b></div>")
+            arguments = None
+    code = code_argument(arguments)
     if code is not None:
-        parts.append(
-            "<pre class='clawnb-code' style='background:#f6f8fa;padding:4px 6px;margin:2px 0;"
-            f"line-height:1.4'>{html.escape(scrub(code[0].rstrip(chr(10))))}</pre>"
-        )
+        text = html.escape(scrub(code[0].rstrip("\n")))
+        parts.append(f"<pre class='clawnb-code'>{_one_line(text)}</pre>")
         arguments = code[1]
-    if diff:
-        parts.append(_diff_html(diff))
+    change = card.preview
+    result = card.result
+    if change is not None:
+        # the change that was (or will be) approved: the one diff this card shows
+        if not card.finished:  # a finished card says it on its one line
+            summary = html.escape(scrub(str(change.summary)))
+            parts.append(f"<div class='clawnb-change'>{summary}</div>")
+        if change.diff:
+            parts.append(_diff_html(str(change.diff)))
+        if card.status == DONE:
+            split = _result_head_and_diff(result)
+            result = split[0] if split is not None else result.split("\n", 1)[0]
     elif arguments not in (None, {}):
+        text = html.escape(scrub(_args_text(arguments)[0]))
         parts.append(
-            "<details><summary style='color:#888'>arguments</summary>"
-            f"<pre>{html.escape(scrub(_args_text(arguments)[0]))}</pre></details>"
+            "<details><summary class='clawnb-muted'>arguments</summary>"
+            f"<pre class='clawnb-result'>{_one_line(text)}</pre></details>"
         )
-    if card.result:
-        parts.append(
-            f"<pre style='max-height:16em;overflow:auto;margin:2px 0'>"
-            f"{html.escape(scrub(preview(card.result)))}</pre>"
-        )
+    if result:
+        split = _result_head_and_diff(result) if change is None else None
+        if split is not None:
+            parts.append(f"<div>{html.escape(scrub(split[0]))}</div>")
+            parts.append(_diff_html(split[1]))
+        else:
+            text = html.escape(scrub(preview(result)))
+            parts.append(f"<pre class='clawnb-result'>{_one_line(text)}</pre>")
     return "".join(parts)
 
 
 def _diff_html(diff: str) -> str:
     rows = []
     for line in scrub(diff).splitlines():
-        color = ""
+        cls = ""
         if line.startswith("+") and not line.startswith("+++"):
-            color = "background:#e6ffed;color:#22863a"
+            cls = " class='clawnb-add'"
         elif line.startswith("-") and not line.startswith("---"):
-            color = "background:#ffeef0;color:#b31d28"
+            cls = " class='clawnb-del'"
         elif line.startswith("@@"):
-            color = "color:#6f42c1"
-        rows.append(f"<div style='{color}'>{html.escape(line) or '&nbsp;'}</div>")
-    return (
-        "<div class='clawnb-diff' style='font-family:monospace;font-size:small;"
-        "white-space:pre;line-height:1.4'>" + "".join(rows) + "</div>"
-    )
+            cls = " class='clawnb-hunk'"
+        rows.append(f"<div{cls}>{html.escape(line) or '&nbsp;'}</div>")
+    return "<div class='clawnb-diff'>" + "".join(rows) + "</div>"

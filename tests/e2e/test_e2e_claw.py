@@ -3,7 +3,7 @@
 Each notebook is written by the test: ``%load_ext clawnb``, a ``%%claw`` cell, and a plain
 Python cell after it. With the offline scripted model (text, then a ``write`` call), "Run All"
 must show the text while the cell runs, park on a tool card that says "waiting for approval"
-with Approve / Deny / Always allow buttons, keep the next cell queued, and after a click
+with Approve / Deny / Always allow write buttons, keep the next cell queued, and after a click
 finish the turn and let "Run All" go on. A slow OpenAI-compatible server on 127.0.0.1 proves
 the answer streams in word by word. Screenshots of every step land in
 ``test-artifacts/e2e/``. The contract is ``docs/notebook.md``.
@@ -65,7 +65,7 @@ def _run_until_approval_card(lab, target_file: Path):
     lab.shot("text-streamed")
 
     lab.wait_output(1, r"waiting for approval")
-    for name in ("Approve", "Deny", "Always allow"):
+    for name in ("Approve", "Deny", "Always allow write"):
         claw.get_by_role("button", name=name, exact=True).wait_for()
     # Parked on the approval: the tool has not run and "Run All" has not moved on.
     lab.page.wait_for_timeout(300)
@@ -86,7 +86,8 @@ def test_claw_cell_streams_waits_for_approval_and_approve_writes_file(lab) -> No
     claw = _run_until_approval_card(lab, target)
     claw.get_by_role("button", name="Approve", exact=True).click()
 
-    lab.wait_output(1, r"wrote\b.*approved-note\.txt")  # the tool result preview
+    # the finished card folds to one line: tool, file, outcome, what changed
+    lab.wait_output(1, r"write approved-note\.txt done in [\d.]+s \(approved\) · new file, 1 line")
     lab.wait_output(1, r"Done: the note is written\.")
     lab.wait_output(2, r"after claw cell, file exists: True")
     lab.wait_prompt_done(1)
@@ -131,7 +132,7 @@ def test_claw_cell_always_allow_answers_the_next_write_too(lab) -> None:
     lab.open(lab.server.write_notebook("always.ipynb", cells, directory=workdir))
 
     claw = _run_until_approval_card(lab, workdir / "first.txt")
-    claw.get_by_role("button", name="Always allow", exact=True).click()
+    claw.get_by_role("button", name="Always allow write", exact=True).click()
 
     # The second write is not asked about: the turn runs to its end with no further click.
     lab.wait_output(1, r"Both files are written\.")
@@ -275,10 +276,13 @@ def test_saved_rendering_of_an_edit_keeps_the_coloured_diff(lab) -> None:
     lab.run_all()
     lab.wait_output(1, r"Changed x\.")
     lab.wait_prompt_done(1)
-    added = lab.cell(1).locator(".clawnb-diff div", has_text="+    y = 3")
+    card = lab.cell(1).locator("details.clawnb-card", has_text="edit")
+    card.locator("summary").first.click()  # a finished card is one line; open it
+    added = lab.cell(1).locator(".clawnb-diff div", has_text="+    3 |     y = 3")
     added.wait_for()
+    # the tint comes from the theme's success colour (color-mix), kept in the saved output
     colour = added.evaluate("e => getComputedStyle(e).backgroundColor")
-    assert colour == "rgb(230, 255, 237)", colour  # #e6ffed survived the sanitizer
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent"), colour
     assert added.evaluate("e => getComputedStyle(e.parentElement).whiteSpace") == "pre"
     lab.cell(1).locator(".clawnb-diff").scroll_into_view_if_needed()
     lab.shot("static-diff")

@@ -54,7 +54,7 @@ def shown_html(widget: Any) -> str:
     """All HTML a block's widget (a card's head and body, an accordion's content) shows."""
     if hasattr(widget, "value"):
         return widget.value
-    return "".join(shown_html(child) for child in widget.children)
+    return "".join(shown_html(child) for child in getattr(widget, "children", ()))
 
 
 def buttons(view: WidgetView, call_id: str) -> dict[str, Any]:
@@ -84,7 +84,7 @@ async def test_approve_click_allows_once(rendered_view) -> None:
     call = announce(view)
     task = await ask(view, call, approver)
     found = buttons(view, "c1")
-    assert list(found) == ["Approve", "Deny", "Always allow"]
+    assert list(found) == ["Approve", "Deny", "Always allow bash"]
     assert "waiting for approval" in view.transcript.cards["c1"].status
     html = view.transcript.blocks[-1].widget.children[0].value
     assert "waiting for approval" in html
@@ -110,7 +110,7 @@ async def test_always_allow_remembers_the_tool(rendered_view) -> None:
     approver = Approver(view, how="widget", always_allowed=allowed)
     call = announce(view)
     task = await ask(view, call, approver)
-    click(buttons(view, "c1")["Always allow"])
+    click(buttons(view, "c1")["Always allow bash"])
     assert (await asyncio.wait_for(task, 1)).decision is ApprovalDecision.ALLOW_SESSION
     assert allowed == {"bash"}
     second = announce(view, "c2")
@@ -186,20 +186,23 @@ async def test_finish_replaces_widgets_with_static_markdown(rendered_view) -> No
     call = ToolCall("e1", "edit", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"})
     view(AgentEvent.ToolCall("edit", "    [edit: a.py]", "e1", call.arguments))
     view(AgentEvent.ToolRunning("e1", "edit"))
-    view(AgentEvent.ToolResult("e1", "edit", "edited a.py", "ok"))
+    result = "edited a.py\n\n@@ -1,1 +1,1 @@\n-    1 | x = 1\n+    1 | x = 2"
+    view(AgentEvent.ToolResult("e1", "edit", result, "ok"))
     view.throttle.flush_now()
     card_html = shown_html(view.transcript.blocks[-1].widget)
-    assert "background:#e6ffed" in card_html  # coloured diff line
+    assert "<div class='clawnb-add'>+    1 | x = 2</div>" in card_html  # coloured diff line
     widgets = view._all_widgets()
     view.finish()
     assert sink.cleared == 1
     static = sink.shown[-1]
     md = static["text/markdown"]
-    assert "Here is **bold**." in md and "<details><summary>reasoning" in md
-    # the saved rendering keeps the diff's colours (a ```diff fence shows +/- uncoloured in
-    # JupyterLab) and its indentation
-    assert "background:#e6ffed" in md and "background:#ffeef0" in md and "white-space:pre" in md
-    assert "+x = 2" in md and "-x = 1" in md
+    assert "Here is **bold**." in md and "<summary class='clawnb-muted'>reasoning" in md
+    # the saved rendering keeps the diff's colours (from the theme, through the stylesheet it
+    # carries) and its indentation
+    assert "<div class='clawnb-add'>+    1 | x = 2</div>" in md
+    assert "<div class='clawnb-del'>-    1 | x = 1</div>" in md
+    assert md.startswith("<style>") and "var(--jp-success-color1" in md
+    assert "white-space:pre;" in md
     assert all(w.comm is None for w in widgets)  # closed: nothing left to save as state
 
 
@@ -388,11 +391,12 @@ async def test_run_python_card_shows_the_code_to_approve(rendered_view) -> None:
     view(AgentEvent.ToolCall("run_python", "    [run_python]", "p1", {"code": code}))
     view.throttle.flush_now()
     card_html = shown_html(view.transcript.blocks[-1].widget)
-    assert "clawnb-code" in card_html and "total = sum(sales)\nprint(total)" in card_html
+    code_html = "<pre class='clawnb-code'>total = sum(sales)&#10;print(total)</pre>"
+    assert code_html in card_html
     assert "arguments</summary>" not in card_html
     view.finish()
     md = sink.shown[-1]["text/markdown"]
-    assert "```python\ntotal = sum(sales)\nprint(total)\n```" in md
+    assert code_html in md
     assert "\\n" not in md
 
 
@@ -490,17 +494,18 @@ def test_text_view_prints_the_code_of_a_run_python_call() -> None:
 
 def test_multi_line_arguments_are_shown_as_written() -> None:
     # a file's content on a write card reads as the file, not as one JSON line of "\n"s
-    from clawnb.notebook.render import Card, _card_html, _card_markdown
+    from clawnb.notebook.render import Card, _card_html
 
     card = Card(
         "w1", "write", "    [write: a.py]", {"path": "a.py", "content": "def f():\n    return 1\n"}
     )
-    md = _card_markdown(card)
-    assert "path: a.py\ncontent:\n    def f():\n        return 1" in md and "\\n" not in md
-    assert "content:\n    def f():\n        return 1" in _card_html(card)
+    md = _card_html(card)
+    # one physical line (a blank line would end the Markdown HTML block), shown as written
+    assert "path: a.py&#10;content:&#10;    def f():&#10;        return 1" in md
+    assert "\\n" not in md and "\n" not in md
     # single-line arguments keep their JSON form
     plain = Card("r1", "read", "    [read: a.py]", {"path": "a.py", "limit": 5})
-    assert '"limit": 5' in _card_markdown(plain)
+    assert "&quot;limit&quot;: 5" in _card_html(plain)
 
 
 async def test_ask_user_card_says_it_waits_for_an_answer(rendered_view) -> None:
@@ -522,7 +527,11 @@ async def test_ask_user_card_says_it_waits_for_an_answer(rendered_view) -> None:
         "waiting for your answer"
         in view.transcript.block_of(view.card("q1")).widget.children[0].value
     )
-    click(view.body.children[-1].children[1].children[1])
+    box = view.transcript.block_of(view.card("q1")).widget
+    # the question is on the card once, with its answers inside the card
+    assert shown_html(box).count("Which colour?") == 1
+    bar = box.children[2]
+    click(bar.children[1])
     assert await asyncio.wait_for(task, 1) == "blue"
     assert view.card("q1").status == "running"  # until its result arrives
 
@@ -532,7 +541,7 @@ async def test_always_allow_tooltip_says_it_covers_the_whole_tool(rendered_view)
     call = announce(view, name="bash")
     task = await ask(view, call, Approver(view, how="widget"))
     tips = {label: b.tooltip for label, b in buttons(view, "c1").items()}
-    assert tips["Always allow"] == "allow every bash call for the rest of this session"
+    assert tips["Always allow bash"] == "allow every bash call for the rest of this session"
     assert "once" in tips["Approve"]
     click(buttons(view, "c1")["Approve"])
     await asyncio.wait_for(task, 1)

@@ -1,0 +1,166 @@
+"""The tool cards: the real change before the question, theme colours only, compact finished
+cards, a button bar that wraps and names the tool."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+from clawnb.events import AgentEvent
+from clawnb.gates import build_gate
+from clawnb.notebook import render
+from clawnb.notebook.approval import Approver
+from clawnb.notebook.render import STYLE, Card, TextView, _card_html
+from clawnb.tools import EditTool, FileState, ReadTool, WriteTool
+from clawnb.types import ToolCall
+
+from .test_widgets import click, make_view, shown_html
+
+
+def _rendered():
+    view, sink = make_view()
+    view.root._view_count = 1
+    return view, sink
+
+
+async def _until(predicate, what: str) -> None:
+    for _ in range(300):
+        if predicate():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def _ask_through_gate(view, tool, call: ToolCall, workspace: Path):
+    """The engine's gate with the notebook's approver, as a cell wires it."""
+    approver = Approver(view, how="widget")
+    gate = build_gate(workspace=workspace, approve=approver)
+    view(AgentEvent.ToolCall(call.name, f"    [{call.name}: f.py]", call.id, call.arguments))
+    return asyncio.ensure_future(gate.before_tool(call, tool))
+
+
+async def test_the_card_shows_the_exact_diff_before_the_buttons_and_keeps_it(tmp_path) -> None:
+    (tmp_path / "f.py").write_text("a = 1\nb = 2\nc = 3\nd = 4\n")
+    state = FileState()
+    await ReadTool(tmp_path, state).call({"path": "f.py"})
+    edit = EditTool(tmp_path, state)
+    view, sink = _rendered()
+    call = ToolCall("e1", "edit", {"path": "f.py", "old_string": "c = 3", "new_string": "c = 30"})
+    decided = await _ask_through_gate(view, edit, call, tmp_path)
+    await _until(lambda: "e1" in view._buttons, "the approval buttons")
+    box = view.transcript.block_of(view.card("e1")).widget
+    waiting = shown_html(box)
+    # the real diff against the file on disk: line numbers, context, coloured rows
+    assert "line 3: 1 removed, 1 added" in waiting
+    assert "<div class='clawnb-del'>-    3 | c = 3</div>" in waiting
+    assert "<div class='clawnb-add'>+    3 | c = 30</div>" in waiting
+    assert "<div>     2 | b = 2</div>" in waiting
+    assert "clawnb-s-waiting" in box._dom_classes
+    click(view._buttons["e1"].children[0])  # Approve
+    assert await asyncio.wait_for(decided, 2) is call
+    view(AgentEvent.ToolRunning("e1", "edit"))
+    result = await edit.call(call.arguments)
+    view(AgentEvent.ToolResult("e1", "edit", result, "ok"))
+    view.throttle.flush_now()
+    done = shown_html(box)
+    # one diff: the approved one; the result adds only its first line
+    assert done.count("clawnb-add") == 1 and done.count("clawnb-del") == 1
+    assert "edited f.py" in done and "approved" in done
+    view.finish()
+    static = sink.shown[-1]["text/markdown"]
+    assert static.count("<div class='clawnb-add'>+    3 | c = 30</div>") == 1
+
+
+async def test_a_write_says_new_file_and_shows_its_content_before_asking(tmp_path) -> None:
+    write = WriteTool(tmp_path, FileState())
+    view, _ = _rendered()
+    call = ToolCall("w1", "write", {"path": "new.py", "content": "x = 1\ny = 2\n"})
+    decided = await _ask_through_gate(view, write, call, tmp_path)
+    await _until(lambda: "w1" in view._buttons, "the approval buttons")
+    shown = shown_html(view.transcript.block_of(view.card("w1")).widget)
+    assert "new file, 2 lines" in shown
+    assert "+    1 | x = 1" in shown and "+    2 | y = 2" in shown
+    decided.cancel()
+
+
+async def test_an_edit_bound_to_fail_is_never_asked(tmp_path) -> None:
+    (tmp_path / "f.py").write_text("a = 1\n")
+    edit = EditTool(tmp_path, FileState())  # the file was never read
+    view, _ = _rendered()
+    call = ToolCall("e1", "edit", {"path": "f.py", "old_string": "1", "new_string": "2"})
+    decided = await _ask_through_gate(view, edit, call, tmp_path)
+    refusal = await asyncio.wait_for(decided, 2)
+    assert view._buttons == {}
+    assert "you must read 'f.py' before editing it" in refusal.content
+
+
+async def test_the_button_bar_wraps_and_names_the_tool() -> None:
+    view, _ = _rendered()
+    view(AgentEvent.ToolCall("bash", "    [bash: ls]", "b1", {"command": "ls"}))
+    task = asyncio.ensure_future(view.ask_approval(view.card("b1")))
+    await _until(lambda: "b1" in view._buttons, "the approval buttons")
+    bar = view._buttons["b1"]
+    assert [b.description for b in bar.children] == ["Approve", "Deny", "Always allow bash"]
+    assert bar.layout.flex_flow == "row wrap"
+    assert all(b.layout.width == "auto" for b in bar.children)
+    assert "clawnb-bar" in bar._dom_classes
+    task.cancel()
+
+
+async def test_a_control_file_card_offers_no_always_allow() -> None:
+    view, _ = _rendered()
+    view(AgentEvent.ToolCall("write", "    [write: CLAUDE.md]", "w1", {"path": "CLAUDE.md"}))
+    view.card("w1").once_only = True
+    task = asyncio.ensure_future(view.ask_approval(view.card("w1")))
+    await _until(lambda: "w1" in view._buttons, "the approval buttons")
+    assert [b.description for b in view._buttons["w1"].children] == ["Approve", "Deny"]
+    task.cancel()
+
+
+def test_a_finished_card_is_one_line_that_opens() -> None:
+    view, _ = _rendered()
+    view(AgentEvent.ToolCall("read", "    [read: notes.txt]", "r1", {"path": "notes.txt"}))
+    view(AgentEvent.ToolRunning("r1", "read"))
+    view(AgentEvent.ToolResult("r1", "read", "one\ntwo\nthree", "ok"))
+    view.throttle.flush_now()
+    head, body = view.transcript.block_of(view.card("r1")).widget.children
+    assert head.layout.display == "none"
+    assert body.value.startswith("<details><summary>")
+    summary = body.value.split("</summary>")[0]
+    assert "read" in summary and "notes.txt" in summary and "3 lines" in summary
+    assert "one&#10;two&#10;three" in body.value.split("</summary>", 1)[1]
+
+
+def test_glob_and_grep_cards_have_a_title() -> None:
+    glob = Card("g1", "glob", "    [glob]", {"pattern": "**/*.py"})
+    assert glob.title == "**/*.py"
+    assert "<code>**/*.py</code>" in _card_html(glob)
+    assert Card("g2", "grep", "    [grep]", {"pattern": "TODO", "path": "src"}).title == "TODO"
+
+
+def test_every_colour_comes_from_a_theme_variable() -> None:
+    source = Path(render.__file__).read_text()
+    # a colour literal may only be the fallback of a JupyterLab variable
+    literal = re.compile(r"#[0-9a-fA-F]{3,8}\b|rgba?\(")
+    for match in literal.finditer(source):
+        before = source[max(0, match.start() - 40) : match.start()]
+        assert re.search(r"var\(--jp-[a-z0-9-]+,\s*$", before), source[match.start() - 60 :][:90]
+    props = r"(?:background|color|border|border-left|border-color|border-left-color)"
+    for declaration in re.findall(rf"(?:^|[;{{]){props}:([^;}}]*)", STYLE):
+        assert "var(--jp-" in declaration or declaration in ("transparent", "inherit"), declaration
+    assert "style='color" not in source and "background:#" not in source
+
+
+def test_text_view_prints_the_change_before_asking() -> None:
+    import io
+
+    from clawnb.tools.base import ChangePreview
+
+    out = io.StringIO()
+    view = TextView(out)
+    view(AgentEvent.ToolCall("write", "    [write: n.py]", "w1", {"path": "n.py"}))
+    change = ChangePreview("n.py", "create", "new file, 1 line", "@@ -0,0 +1,1 @@\n+    1 | x", "x")
+    view.set_preview(view.card("w1"), change)
+    view.set_status(view.card("w1"), "waiting for approval")
+    assert "new file, 1 line\n    @@ -0,0 +1,1 @@\n    +    1 | x\n" in out.getvalue()
