@@ -458,12 +458,37 @@ class ChatApp:
         finally:
             logging.getLogger("clawnb").removeHandler(notices)
 
+    def _ask_trust(self) -> None:
+        """The one-time question when the project's config would widen what the agent does
+        (base_url, hooks, allow rules, a permissive mode) and the folder is not trusted yet."""
+        from .config import trust_workspace, untrusted_project
+        from .errors import ClawError
+
+        if self.args.approve != "ask" or not sys.stdin.isatty():
+            return  # nobody to ask: the config stays restricted and the notice says why
+        try:
+            found = untrusted_project(self.args.workspace or os.getcwd())
+        except ClawError:
+            return  # build_agent reports a broken file
+        if found is None:
+            return
+        path, ignored = found
+        self.say(f"{path} is not trusted yet; it sets: {', '.join(ignored)}")
+        self.say("  a project's config can route your API key elsewhere and run commands.")
+        try:
+            answer = input("  trust this folder? [y]es / [n]o: ").strip().lower()
+        except EOFError:
+            answer = ""
+        if answer in ("y", "yes"):
+            self.say(trust_workspace(self.args.workspace or os.getcwd()))
+
     def _start(self) -> int:
         from .assemble import build_agent, is_offline_model
         from .errors import ClawError
         from .providers.profiles import is_local_url
 
         args = self.args
+        self._ask_trust()
         try:
             self.session = build_agent(
                 _chat_config(args),

@@ -7,6 +7,8 @@ Subcommands:
   headless in a real Jupyter kernel instead.
 * ``kernel install`` — register the clawnb kernel, in which every cell is a prompt.
 * ``chat`` — the interactive terminal chat (:mod:`clawnb.chat`).
+* ``trust [DIR]`` — trust a project folder, so its ``.claw/config.toml`` may widen what the
+  agent does (``--revoke`` undoes it, ``--list`` shows the trusted folders).
 """
 
 from __future__ import annotations
@@ -79,6 +81,26 @@ def _kernel(args: argparse.Namespace) -> int:
     return kernel_main(args.rest)
 
 
+def _trust(args: argparse.Namespace) -> int:
+    from .config import trust_workspace
+    from .errors import ClawError
+    from .trust import TrustStore
+
+    if args.list:
+        folders = TrustStore().folders()
+        for folder, entry in sorted(folders.items()):
+            print(f"{folder}  {entry.get('config', '?')}  {entry.get('trusted_at', '')}")
+        if not folders:
+            print("no trusted folders")
+        return 0
+    try:
+        print(trust_workspace(args.directory, revoke=args.revoke))
+    except ClawError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clawnb", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -100,6 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     kernel = sub.add_parser("kernel", help="install the clawnb Jupyter kernel (cells are prompts)")
     kernel.add_argument("rest", nargs=argparse.REMAINDER, help="install [--user|--sys-prefix]")
     kernel.set_defaults(func=_kernel)
+    trust = sub.add_parser(
+        "trust", help="trust a project folder: its .claw/config.toml may then widen permissions"
+    )
+    trust.add_argument("directory", nargs="?", help="the project folder (default: current)")
+    trust.add_argument("--revoke", action="store_true", help="stop trusting the folder")
+    trust.add_argument("--list", action="store_true", help="list the trusted folders")
+    trust.set_defaults(func=_trust)
     from .chat import add_chat_parser
 
     add_chat_parser(sub)

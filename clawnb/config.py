@@ -26,6 +26,7 @@ Every key is documented in ``docs/config.md``.
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
 import re
 import tomllib
@@ -34,10 +35,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
+from .trust import TrustStore, user_config_dir
 
 __all__ = [
     "DEFAULT_BLOCKED_COMMANDS",
@@ -58,6 +68,9 @@ __all__ = [
     "options_overlay",
     "parse_tool_choice",
     "project_config_path",
+    "restrict_untrusted",
+    "trust_workspace",
+    "untrusted_project",
     "user_config_path",
 ]
 
@@ -218,6 +231,14 @@ class Config(_Strict):
 
     _model_table = model_validator(mode="before")(_model_table)
 
+    # Set by ConfigLoader.load when an untrusted project file was cut down (not a TOML key).
+    _trust_notice: str | None = PrivateAttr(default=None)
+
+    @property
+    def trust_notice(self) -> str | None:
+        """One line naming the project keys ignored because the folder is not trusted."""
+        return self._trust_notice
+
     @classmethod
     def from_toml(cls, text: str, source: str = "<string>") -> Config:
         """Parse a whole config from TOML text; missing keys take their defaults."""
@@ -297,6 +318,126 @@ class ConfigOverlay(_Strict):
     @classmethod
     def from_toml(cls, text: str, source: str = "<string>") -> ConfigOverlay:
         return _validate(cls, _parse_toml(text, source), source)
+
+
+# What an untrusted project file may set: only what makes the agent stricter. Everything that
+# widens power or routes secrets (an endpoint that would receive the key, hooks that run
+# commands, allow rules, permissive modes, MCP servers, other files fed into the prompt, a
+# session directory outside the project) needs the user's trust first.
+_UNTRUSTED_IGNORED = (
+    "base_url",
+    "hooks",
+    "mcp_servers",
+    "allowed_directory",
+    "instruction_files",
+    "sessions_dir",
+)
+_STRICT_MODES = ("default", "plan")
+
+
+def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOverlay, list[str]]:
+    """The part of an untrusted project layer that only restricts, and the keys left out.
+
+    Kept: deny and ask rules, ``mode = "default"|"plan"``, limits not above ``base``'s
+    (``max_turns``, ``max_context_tokens``), extra protected patterns and blocked commands
+    (added to ``base``'s, never replacing them), and harmless keys (``model``,
+    ``instructions``, ``pricing``, ``[model]`` options, ``preserve_recent``). Ignored:
+    ``base_url``, hooks, MCP servers, allow rules, ``mode = "accept_edits"|"bypass"``,
+    ``allowed_directory``, ``instruction_files``, ``sessions_dir``, higher limits.
+    """
+    fields = set(overlay.model_fields_set)
+    data: dict[str, Any] = {}
+    ignored: list[str] = [name for name in _UNTRUSTED_IGNORED if name in fields]
+    for name in fields - set(_UNTRUSTED_IGNORED):
+        value = getattr(overlay, name)
+        if name in ("max_turns", "max_context_tokens"):
+            if value is not None and value > getattr(base, name):
+                ignored.append(name)
+                continue
+        elif name in ("protected_patterns", "blocked_commands"):
+            current = list(getattr(base, name))
+            value = current + [v for v in (value or []) if v not in current]
+        elif name == "permissions" and value is not None:
+            kept: dict[str, Any] = {}
+            for key in value.model_fields_set:
+                if key == "allow":
+                    if value.allow:
+                        ignored.append("permissions.allow")
+                elif key == "mode":
+                    if value.mode in _STRICT_MODES:
+                        kept["mode"] = value.mode
+                    else:
+                        ignored.append(f"permissions.mode = {value.mode!r}")
+                else:
+                    kept[key] = getattr(value, key)
+            if not kept:
+                continue
+            value = PermissionsConfig.model_validate(kept)
+        data[name] = value
+    return ConfigOverlay.model_validate(data), ignored
+
+
+_announced: set[str] = set()
+
+
+def _announce(notice: str) -> None:
+    # One line per process and file content: the front ends load the config for every turn
+    # or cell, and a warning repeated each time would be noise nobody reads.
+    if notice not in _announced:
+        _announced.add(notice)
+        logging.getLogger("clawnb.trust").warning("%s", notice)
+
+
+def untrusted_project(
+    project_dir: str | os.PathLike[str] | None = None,
+    *,
+    config_home: str | os.PathLike[str] | None = None,
+) -> tuple[Path, list[str]] | None:
+    """``(config file, keys that would be ignored)`` when the project's config file widens
+    something and its folder is not trusted; ``None`` otherwise (for the chat's question)."""
+    project_file = project_config_path(project_dir)
+    overlay = ConfigLoader.load_overlay(project_file)
+    if overlay is None:
+        return None
+    if TrustStore(config_home=config_home).is_trusted(project_file.parent.parent, project_file):
+        return None
+    ignored = restrict_untrusted(overlay, Config())[1]
+    return (project_file, ignored) if ignored else None
+
+
+def trust_workspace(
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    revoke: bool = False,
+    config_home: str | os.PathLike[str] | None = None,
+) -> str:
+    """Trust (or stop trusting) the project that ``directory`` belongs to, with its
+    ``.claw/config.toml`` as it is now; returns a line saying what was done. Used by
+    ``python -m clawnb trust``, ``%claw trust`` and the chat's question."""
+    project_file = project_config_path(directory)
+    folder = project_file.parent.parent
+    store = TrustStore(config_home=config_home)
+    if revoke:
+        done = store.revoke(folder)
+        return f"{'no longer trusted' if done else 'was not trusted'}: {folder}"
+    if project_file.is_file():
+        ConfigLoader.load_overlay(project_file)  # a broken file is reported, not trusted
+    fingerprint = store.trust(folder, project_file)
+    what = f"{project_file} ({fingerprint[:19]}…)" if project_file.is_file() else "no config yet"
+    return (
+        f"trusted: {folder} — {what}. Its config may now set base_url, hooks, allow rules and "
+        "any mode; a changed file must be trusted again."
+    )
+
+
+def untrusted_notice(config_file: Path, ignored: list[str]) -> str:
+    """The one line a front end shows when an untrusted project file was cut down."""
+    folder = config_file.parent.parent
+    return (
+        f"clawnb: {config_file} is not trusted, so it may only restrict; ignored: "
+        f"{', '.join(ignored)}. If you trust this folder, run `python -m clawnb trust {folder}` "
+        "(or `%claw trust` in a notebook)."
+    )
 
 
 def options_overlay(
@@ -431,10 +572,7 @@ def user_config_path(
 ) -> Path:
     """``{config_home}/clawnb/config.toml``; config_home defaults to ``$XDG_CONFIG_HOME`` or
     ``~/.config``."""
-    env = os.environ if env is None else env
-    if config_home is None:
-        config_home = env.get("XDG_CONFIG_HOME") or Path.home() / ".config"
-    return Path(config_home) / "clawnb" / "config.toml"
+    return user_config_dir(config_home, env) / "config.toml"
 
 
 class ConfigLoader:
@@ -495,19 +633,39 @@ class ConfigLoader:
         project_dir: str | os.PathLike[str] | None = None,
         config_home: str | os.PathLike[str] | None = None,
         env: Mapping[str, str] | None = None,
+        trusted: bool | None = None,
     ) -> Config:
         """Defaults ← project ``.claw/config.toml`` ← user config ← environment.
+
+        The project file counts whole only when its folder is trusted (``trusted=None`` asks
+        the :class:`~clawnb.trust.TrustStore`); otherwise it may only restrict
+        (:func:`restrict_untrusted`), and :attr:`Config.trust_notice` names what was ignored.
 
         ``project_dir`` defaults to the current directory; ``config_home`` to
         ``$XDG_CONFIG_HOME`` or ``~/.config``; ``env`` to ``os.environ``. Tests pass all three
         so that they never read the real home directory.
         """
         config = Config()
-        for path in (project_config_path(project_dir), user_config_path(config_home, env)):
-            overlay = ConfigLoader.load_overlay(path)
-            if overlay is not None:
-                config = config.merge(overlay)
-        return config.merge(ConfigLoader.env_overlay(env))
+        notice = None
+        project_file = project_config_path(project_dir)
+        overlay = ConfigLoader.load_overlay(project_file)
+        if overlay is not None:
+            if trusted is None:
+                trusted = TrustStore(config_home=config_home).is_trusted(
+                    project_file.parent.parent, project_file
+                )
+            if not trusted:
+                overlay, ignored = restrict_untrusted(overlay, config)
+                if ignored:
+                    notice = untrusted_notice(project_file, ignored)
+                    _announce(notice)
+            config = config.merge(overlay)
+        user = ConfigLoader.load_overlay(user_config_path(config_home, env))
+        if user is not None:
+            config = config.merge(user)
+        config = config.merge(ConfigLoader.env_overlay(env))
+        config._trust_notice = notice
+        return config
 
     @staticmethod
     def sources(

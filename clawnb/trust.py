@@ -1,5 +1,12 @@
 """Trust: which files steer the agent, and which folders the user has trusted.
 
+**Workspace trust** (as Claude Code's trust dialog, VS Code's Workspace Trust and git's
+``safe.directory``): a project's ``.claw/config.toml`` comes with the repository, so whoever
+wrote the repository wrote it. Until the user trusts the folder, that file may only *restrict*
+(:func:`clawnb.config.restrict_untrusted`); :class:`TrustStore` remembers which folders are
+trusted, keyed by the folder's real path and a hash of its config file, so a changed file must
+be trusted again.
+
 **Control files** are the files that decide what the agent may do and what it is told: the
 project's ``.claw/`` directory (config, hooks' scripts, instructions, the session store), the
 user config directory (``~/.config/clawnb/``, which also holds the trust store), and the
@@ -12,9 +19,12 @@ read-only (:func:`control_paths`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from .instructions import DEFAULT_INSTRUCTION_FILES
@@ -25,6 +35,7 @@ __all__ = [
     "command_mentions_control_file",
     "control_paths",
     "is_control_file",
+    "TrustStore",
     "user_config_dir",
 ]
 
@@ -36,11 +47,15 @@ CONTROL_DIR = ".claw"
 CONTROL_FILE_REASON = "changes the agent's own configuration"
 
 
-def user_config_dir(config_home: str | os.PathLike[str] | None = None) -> Path:
-    """``$XDG_CONFIG_HOME/clawnb`` (``~/.config/clawnb``): user config and trust store."""
-    from .config import user_config_path  # pydantic: only when a path is judged
-
-    return user_config_path(config_home).parent
+def user_config_dir(
+    config_home: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> Path:
+    """``{config_home}/clawnb``: user config and trust store. ``config_home`` defaults to
+    ``$XDG_CONFIG_HOME`` or ``~/.config``."""
+    env = os.environ if env is None else env
+    if config_home is None:
+        config_home = env.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(config_home) / "clawnb"
 
 
 def _instruction_names(instruction_files: Iterable[str]) -> set[str]:
@@ -152,3 +167,85 @@ def command_mentions_control_file(
         return True
     config_dir = str(user_config_dir(config_home).absolute())
     return config_dir in command
+
+
+# ---------------------------------------------------------------------------------------------
+# The trust store
+# ---------------------------------------------------------------------------------------------
+
+
+def config_fingerprint(config_file: str | os.PathLike[str]) -> str:
+    """``sha256:<hex>`` of a config file's bytes (``sha256:none`` when there is none)."""
+    try:
+        data = Path(config_file).read_bytes()
+    except FileNotFoundError:
+        return "sha256:none"
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class TrustStore:
+    """Trusted folders, in ``trusted.json`` in the user config directory.
+
+    Each entry maps a folder's real path to the fingerprint of its ``.claw/config.toml`` when
+    it was trusted. A folder is trusted while its file still has that fingerprint. The file is
+    a control file (the agent cannot trust a folder for the user) and is written atomically.
+    """
+
+    FILE_NAME = "trusted.json"
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        config_home: str | os.PathLike[str] | None = None,
+    ) -> None:
+        self.path = (
+            Path(path) if path is not None else user_config_dir(config_home) / self.FILE_NAME
+        )
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError):
+            return {}  # unreadable store: nothing is trusted, which is the safe reading
+        folders = data.get("folders") if isinstance(data, dict) else None
+        return folders if isinstance(folders, dict) else {}
+
+    def _save(self, folders: dict[str, dict[str, str]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"folders": folders}, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    @staticmethod
+    def key(folder: str | os.PathLike[str]) -> str:
+        return os.path.realpath(folder)
+
+    def is_trusted(
+        self, folder: str | os.PathLike[str], config_file: str | os.PathLike[str]
+    ) -> bool:
+        entry = self._load().get(self.key(folder))
+        return isinstance(entry, dict) and entry.get("config") == config_fingerprint(config_file)
+
+    def trust(self, folder: str | os.PathLike[str], config_file: str | os.PathLike[str]) -> str:
+        """Trust ``folder`` with its config file as it is now; returns the fingerprint."""
+        folders = self._load()
+        fingerprint = config_fingerprint(config_file)
+        folders[self.key(folder)] = {
+            "config": fingerprint,
+            "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        self._save(folders)
+        return fingerprint
+
+    def revoke(self, folder: str | os.PathLike[str]) -> bool:
+        folders = self._load()
+        if folders.pop(self.key(folder), None) is None:
+            return False
+        self._save(folders)
+        return True
+
+    def folders(self) -> dict[str, dict[str, str]]:
+        return dict(self._load())

@@ -56,7 +56,7 @@ def _claw_signature(line: str = "") -> None:
 
     The conversation carries on across %%claw cells in this kernel. {name} inserts a kernel
     variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. Line magic:
-    %claw status | reset | history | cost | config | mode MODE | model NAME | undo.
+    %claw status | reset | history | cost | config | mode MODE | model NAME | undo | trust.
     """
 
 
@@ -196,7 +196,8 @@ class ClawMagics(Magics):
 
     @line_magic("claw")
     def claw_line(self, line: str) -> None:
-        """%claw status | reset | history | cost | config | mode MODE | model NAME | undo | help"""
+        """%claw status | reset | history | cost | config | mode MODE | model NAME | undo |
+        trust [--revoke] | help"""
         from .runner import get_session
 
         session = get_session(self.shell)
@@ -224,12 +225,19 @@ class ClawMagics(Magics):
             print(f"model: {session.model}")
         elif command == "undo":
             print(session.checkpoints.undo())
+        elif command == "trust":
+            # the person typed it: the model cannot run a magic, and the store is a control file
+            from ..config import trust_workspace
+
+            if words[1:] not in ([], ["--revoke"]):
+                raise UsageError("usage: %claw trust [--revoke]")
+            print(trust_workspace(session.cwd, revoke=words[1:] == ["--revoke"]))
         elif command in ("help", "--help", "-h"):
             print(self.claw_line.__doc__)
             print(_claw_signature.__doc__)
         else:
             raise UsageError(
                 f"unknown %claw command {command!r}; use status, reset, history, cost, config, "
-                "mode MODE, model NAME, undo or help"
+                "mode MODE, model NAME, undo, trust or help"
             )
         return None

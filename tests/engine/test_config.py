@@ -25,7 +25,9 @@ def _user(tmp: Path, text: str) -> Path:
 
 
 def _load(tmp: Path, env: dict[str, str] | None = None) -> Config:
-    return ConfigLoader.load(project_dir=tmp / "proj", config_home=tmp / "xdg", env=env or {})
+    return ConfigLoader.load(
+        project_dir=tmp / "proj", config_home=tmp / "xdg", env=env or {}, trusted=True
+    )
 
 
 def test_no_files_gives_defaults(tmp_path):
