@@ -36,7 +36,7 @@ from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estim
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .secrets import redact
-from .session import SessionInfo, SessionLog, SessionStore
+from .session import SessionInfo, SessionLog, SessionStore, write_ahead
 from .types import Message, Tool, ToolSet
 from .usage import CostTracker
 
@@ -123,6 +123,8 @@ class AgentSession:
         async def tap(event: Any) -> None:
             if isinstance(event, AgentEvent.TurnEnd):
                 self.cost.record(event.turn.usage)  # None: not reported
+            # On disk before it is on screen, and the turn before its tools run (write-ahead).
+            write_ahead(self.history, event)
             await emit(on_event, event)
 
         return tap

@@ -17,6 +17,22 @@ Records (one JSON object per line, each with ``ts``, an ISO-8601 UTC timestamp):
 * ``{"type": "snapshot", "reason": "...", "messages": [...]}`` — any other change (compaction,
   deletion, reordering) rewrites the whole list in one record.
 
+**Write-ahead records** keep what happens *inside* a turn, before the loop appends it:
+
+* ``{"type": "partial", "text"}`` — text the person has already seen streaming (written, not
+  fsync-ed: it survives a ``kill -9`` of the process; dropped from the file once the turn is
+  recorded properly);
+* ``{"type": "pending", "message"}`` — the assistant turn with its tool calls, fsync-ed
+  **before any of its tools runs**;
+* ``{"type": "pending_result", "message"}`` — one tool result, fsync-ed as it finishes;
+* ``{"type": "commit", "count"}`` — the loop appended exactly that turn and those results.
+
+Replaying a file that ends inside a turn recovers it: streamed text becomes the assistant's
+message (marked as interrupted); a pending turn comes back with the results that finished and
+``error: interrupted: the process ended before this call finished`` for each call that did not
+— so the history is valid and says what may have happened. :func:`write_ahead` feeds these
+records from the loop's events (``AgentSession`` calls it for every event).
+
 Reading replays the records in order. A crash can leave only the *last* line incomplete; such
 a line is dropped with a :class:`SessionRecoveryWarning` and everything before it is kept (and
 the file is trimmed back to its last complete line before anything new is written). A broken
@@ -42,11 +58,13 @@ from .errors import ClawError
 from .types import Message
 
 __all__ = [
+    "INTERRUPTED_SESSION_RESULT",
     "SessionError",
     "SessionInfo",
     "SessionLog",
     "SessionRecoveryWarning",
     "SessionStore",
+    "write_ahead",
 ]
 
 
@@ -100,6 +118,8 @@ class SessionLog(list[Message]):
         os.close(fd)
         self._closed = False
         self._records = 0
+        self._partial_at: int | None = None
+        self._pending: list[Message] | None = None
         header = {
             "type": "session",
             "ts": self.created,
@@ -121,8 +141,8 @@ class SessionLog(list[Message]):
         """Reopen a session file: replay its records, drop an incomplete last line (with a
         warning), and continue appending to the same file."""
         path = Path(path)
-        header, messages, good_bytes, total = _replay(path)
-        repairs = _missing_results(messages)
+        header, messages, recovered, good_bytes, total = _replay(path)
+        repairs = _missing_results(messages + recovered)
         log = list.__new__(cls)
         list.__init__(log, messages)
         log.path = path
@@ -138,6 +158,12 @@ class SessionLog(list[Message]):
                     os.fsync(fh.fileno())
         log._closed = False
         log._records = 1  # an existing session is never discarded as empty
+        log._partial_at = None
+        log._pending = None
+        if recovered:
+            # The process died inside a turn: what was shown (streamed text) or already run
+            # (a turn's calls and the results that finished) becomes part of the history.
+            log.extend(recovered)
         if repairs:
             # The process died between a tool call and its results: answer the calls so the
             # history is valid again (and say so, for the model and for the person).
@@ -146,8 +172,11 @@ class SessionLog(list[Message]):
 
     @staticmethod
     def read(path: str | os.PathLike[str]) -> list[Message]:
-        """The messages a session file holds (read-only; nothing is trimmed)."""
-        return _replay(Path(path))[1]
+        """The messages a session file holds, with a turn the process died in recovered as
+        :meth:`resume` would (read-only; nothing is written or trimmed)."""
+        _, messages, recovered, _, _ = _replay(Path(path))
+        messages = messages + recovered
+        return messages + _missing_results(messages)
 
     # ----------------------------------------------------------------- writing
 
@@ -158,6 +187,11 @@ class SessionLog(list[Message]):
         )
         if self._closed:
             raise SessionError(f"{self.path}: session is closed")
+        if self._partial_at is not None:
+            # streamed text is now recorded properly (or was superseded): drop its records
+            with open(self.path, "r+b") as fh:
+                fh.truncate(self._partial_at)
+            self._partial_at = None
         # Opened per write: no file handle outlives a call, so a forgotten close() leaks
         # nothing, and the cost (one open) is small next to the fsync.
         with open(self.path, "ab") as fh:
@@ -168,6 +202,7 @@ class SessionLog(list[Message]):
         self._records += len(records)
 
     def _snapshot(self, new: list[Message], reason: str) -> None:
+        self._pending = None
         for msg in new:
             if not isinstance(msg, Message):
                 raise TypeError(f"a session holds Message objects, got {type(msg).__name__}")
@@ -183,8 +218,51 @@ class SessionLog(list[Message]):
         )
 
     def append(self, msg: Message) -> None:
-        self._write([_message_record(msg)])
+        if not self._commit([msg]):
+            self._write([_message_record(msg)])
         super().append(msg)
+
+    # -- write-ahead ----------------------------------------------------------------------
+    def write_ahead_text(self, text: str) -> None:
+        """Record streamed text as it is shown (no fsync: it is for a killed process, not a
+        power cut; the records are dropped once the turn itself is written)."""
+        if self._closed or not text:
+            return
+        if self._partial_at is None:
+            self._partial_at = self.path.stat().st_size
+        line = json.dumps({"type": "partial", "text": text}, ensure_ascii=False)
+        with open(self.path, "ab") as fh:
+            fh.write(line.encode("utf-8") + b"\n")
+
+    def write_ahead_turn(self, turn: Any) -> None:
+        """Record an assistant turn with tool calls, durably, before any of its tools runs."""
+        msg = Message.Assistant(turn)
+        self._write([{"type": "pending", "ts": _now(), "message": msg.to_dict()}])
+        self._pending = [msg]
+
+    def write_ahead_result(self, call_id: str, content: str) -> None:
+        """Record one result of the pending turn as soon as it is known."""
+        if self._pending is None:
+            return
+        msg = Message.ToolResult(call_id, content)
+        pending = self._pending
+        self._write([{"type": "pending_result", "ts": _now(), "message": msg.to_dict()}])
+        self._pending = [*pending, msg]
+
+    def _commit(self, items: list[Message]) -> bool:
+        """If ``items`` are exactly the pending turn and its results, write a small commit
+        record instead of all of them again. Any other write ends the pending turn."""
+        pending, self._pending = self._pending, None
+        if pending is None or not items or items[0] != pending[0]:
+            return False
+        done = {m.id: m for m in pending[1:] if isinstance(m, Message.ToolResult)}
+        for msg in items[1:]:
+            if not isinstance(msg, Message.ToolResult) or done.get(msg.id) != msg:
+                return False
+        if len(items) - 1 != len(done):
+            return False
+        self._write([{"type": "commit", "ts": _now(), "count": len(items)}])
+        return True
 
     def extend(self, msgs: Iterable[Message]) -> None:
         """Several messages in **one** record, so a crash keeps all of them or none (a tool
@@ -192,6 +270,8 @@ class SessionLog(list[Message]):
         items = list(msgs)
         if len(items) == 1:
             self.append(items[0])
+        elif items and self._commit(items):
+            super().extend(items)
         elif items:
             records = [_message_record(m) for m in items]
             self._write(
@@ -214,6 +294,7 @@ class SessionLog(list[Message]):
         return self
 
     def insert(self, index: SupportsIndex, msg: Message) -> None:
+        self._pending = None
         record = _message_record(msg)
         n = len(self)
         i = int(index)
@@ -287,7 +368,25 @@ class SessionLog(list[Message]):
         return f"SessionLog({str(self.path)!r}, {len(self)} messages)"
 
 
-INTERRUPTED_SESSION_RESULT = "error: interrupted (the session ended before this tool finished)"
+INTERRUPTED_SESSION_RESULT = "error: interrupted: the process ended before this call finished"
+INTERRUPTED_TEXT_NOTE = "[interrupted: the process ended while this reply was being written]"
+
+
+def write_ahead(history: Any, event: Any) -> None:
+    """Feed one loop event to a :class:`SessionLog`'s write-ahead records (a plain list is
+    left alone): streamed text, the assembled turn before its tools run, each result as it
+    finishes. Nested (subagent) events are not the conversation's and are ignored."""
+    if not isinstance(history, SessionLog):
+        return
+    from .events import AgentEvent
+
+    if isinstance(event, AgentEvent.TextDelta):
+        history.write_ahead_text(event.text)
+    elif isinstance(event, AgentEvent.TurnEnd):
+        if event.turn.tool_calls:
+            history.write_ahead_turn(event.turn)
+    elif isinstance(event, AgentEvent.ToolResult):
+        history.write_ahead_result(event.id, event.content)
 
 
 def _missing_results(messages: list[Message]) -> list[Message]:
@@ -319,8 +418,40 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _replay(path: Path) -> tuple[dict[str, Any], list[Message], int, int]:
-    """(header, messages, bytes of complete valid lines, file size)."""
+class _Turn:
+    """Replay state of a turn that was written ahead but not (yet) appended."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.pending: list[Message] = []
+
+    def clear(self) -> None:
+        self.text.clear()
+        self.pending.clear()
+
+    def recovered(self) -> list[Message]:
+        """What the history gets when the file ends inside this turn."""
+        if self.pending:
+            turn = self.pending[0]
+            done = {m.id: m for m in self.pending[1:] if isinstance(m, Message.ToolResult)}
+            calls = turn.turn.tool_calls if isinstance(turn, Message.Assistant) else []
+            return [
+                turn,
+                *(
+                    done.get(c.id) or Message.ToolResult(c.id, INTERRUPTED_SESSION_RESULT)
+                    for c in calls
+                ),
+            ]
+        if self.text:
+            from .types import AssistantTurn
+
+            text = "".join(self.text).rstrip() + "\n\n" + INTERRUPTED_TEXT_NOTE
+            return [Message.Assistant(AssistantTurn(text=text))]
+        return []
+
+
+def _replay(path: Path) -> tuple[dict[str, Any], list[Message], list[Message], int, int]:
+    """(header, messages, recovered in-flight turn, bytes of complete valid lines, size)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -331,6 +462,7 @@ def _replay(path: Path) -> tuple[dict[str, Any], list[Message], int, int]:
     # After the final "\n" split() leaves b"": a complete file ends there.
     header: dict[str, Any] = {}
     messages: list[Message] = []
+    turn = _Turn()
     offset = 0
     good = 0
     last = len(lines) - 1
@@ -344,7 +476,7 @@ def _replay(path: Path) -> tuple[dict[str, Any], list[Message], int, int]:
             record = json.loads(raw.decode("utf-8"))
             if not isinstance(record, dict):
                 raise ValueError("record is not a JSON object")
-            _apply(record, header, messages)
+            _apply(record, header, messages, turn)
         except (ValueError, KeyError, TypeError) as exc:
             tail_only = is_last or (lineno == last and lines[last] == b"")
             if tail_only:
@@ -354,15 +486,41 @@ def _replay(path: Path) -> tuple[dict[str, Any], list[Message], int, int]:
                     SessionRecoveryWarning,
                     stacklevel=3,
                 )
-                return header, messages, good, len(data)
+                return header, messages, turn.recovered(), good, len(data)
             raise SessionError(f"{path}: line {lineno} is corrupt: {exc}") from None
         offset += len(raw) + 1
         good = offset
-    return header, messages, good, len(data)
+    return header, messages, turn.recovered(), good, len(data)
 
 
-def _apply(record: dict[str, Any], header: dict[str, Any], messages: list[Message]) -> None:
+def _apply(
+    record: dict[str, Any], header: dict[str, Any], messages: list[Message], turn: _Turn
+) -> None:
     kind = record.get("type")
+    if kind == "partial":
+        turn.text.append(str(record["text"]))
+        return
+    if kind == "pending":
+        turn.clear()
+        turn.pending.append(Message.from_dict(record["message"]))
+        return
+    if kind == "pending_result":
+        if turn.pending:
+            turn.pending.append(Message.from_dict(record["message"]))
+        return
+    if kind == "commit":
+        count = int(record["count"])
+        if not turn.pending or count != len(turn.pending):
+            raise ValueError("commit record without the turn it commits")
+        first = turn.pending[0]
+        calls = first.turn.tool_calls if isinstance(first, Message.Assistant) else []
+        done = {m.id: m for m in turn.pending[1:] if isinstance(m, Message.ToolResult)}
+        messages.append(first)
+        messages.extend(done[c.id] for c in calls if c.id in done)
+        turn.clear()
+        return
+    # Any ordinary record: a turn written ahead was superseded (the live process went on).
+    turn.clear()
     if kind == "session":
         header.update(record)
     elif kind == "message":
@@ -449,7 +607,8 @@ class SessionStore:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", SessionRecoveryWarning)
-                    header, messages, _, _ = _replay(path)
+                    header, messages, recovered, _, _ = _replay(path)
+                    messages = messages + recovered
             except SessionError:
                 continue
             title = next(

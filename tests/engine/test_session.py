@@ -146,7 +146,7 @@ def test_resume_answers_calls_left_without_results(tmp_path):
     log.close()
     resumed = SessionLog.resume(path)
     assert resumed[-1] == Message.ToolResult(
-        "c2", "error: interrupted (the session ended before this tool finished)"
+        "c2", "error: interrupted: the process ended before this call finished"
     )
     resumed.close()
     assert SessionLog.read(path)[-1].id == "c2"  # the repair is persisted too
