@@ -65,12 +65,17 @@ class Impl:
             return self._overrides[name]
         import clawnb
 
+        from . import reference
+
         try:
             value = getattr(clawnb, name)
         except AttributeError:
-            raise AttributeError(
-                f"no implementation of {name!r} given or found in clawnb"
-            ) from None
+            # Pieces only the course builds (the gate, hooked_call …) have a reference here.
+            if name not in reference.__all__:
+                raise AttributeError(
+                    f"no implementation of {name!r} given or found in clawnb"
+                ) from None
+            value = getattr(reference, name)
         self._used.setdefault(name, False)
         return value
 

@@ -236,6 +236,15 @@ BUGS = [
         "test_plan_agent_plan_tool_definitions_filtered",
     ),
     Bug(
+        "plan-mode-calls-chat-not-stream-chat",
+        "ch16",
+        "16",
+        "wrong method",
+        "turn = await self.provider.stream_chat(messages, definitions, forward)",
+        "turn = await self.provider.chat(messages, definitions)",
+        "test_plan_agent_streaming_events_during_plan",
+    ),
+    Bug(
         "env-overridden-by-the-file",
         "ch17",
         "17",

@@ -46,6 +46,8 @@ def test_quickstart_with_deny_changes_nothing() -> None:
     assert "denied by policy: CLAWNB_APPROVAL=deny" in text
     assert "return sum(values) / (len(values) - 1)" in text  # stats.py untouched
     assert "not computed (denied?)" in text
+    # The recorded model cannot see the denials, so it must not claim what they prevented.
+    assert "Fixed" not in text and "now stored in" not in text
     assert "Traceback" not in _outputs(nb)
 
 

@@ -1,0 +1,146 @@
+"""The course's reference for the small pieces the notebooks build that clawnb's production
+code does in a larger form (the gate pipeline, the tool executor, the prompt builder).
+
+``check()`` falls back to these when a learner passes nothing for them, and pytest checks them
+like everything else, so every piece a notebook builds has tests and a working answer. Each is
+the notebook's solution, kept short on purpose; production's counterpart is named in its
+docstring for the curious.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from ..hooks import HookAction, HookEvent
+from ..permissions import Permission
+from ..types import Message, ToolCall, ToolSet
+
+__all__ = [
+    "BOUNDARY",
+    "batches",
+    "build_system_prompt",
+    "execute_calls",
+    "gate",
+    "history_is_valid",
+    "hooked_call",
+    "run_call",
+]
+
+
+def history_is_valid(messages: list[Message]) -> bool:
+    """Every assistant turn that asks for tools is followed at once by one result per call,
+    in the calls' order, and no result appears without its call (chapter 4).
+    Production: the loop keeps this by construction (``agent._append_round``)."""
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        if isinstance(message, Message.ToolResult):
+            return False
+        if isinstance(message, Message.Assistant) and message.turn.tool_calls:
+            wanted = [call.id for call in message.turn.tool_calls]
+            following = messages[i + 1 : i + 1 + len(wanted)]
+            got = [m.id for m in following if isinstance(m, Message.ToolResult)]
+            if got != wanted:
+                return False
+            i += 1 + len(wanted)
+            continue
+        i += 1
+    return True
+
+
+BOUNDARY = "# ---- dynamic context below ----"
+
+
+def build_system_prompt(tools: Iterable[Any], cwd: Any, instructions: str | None = None) -> str:
+    """The static sections (identity, safety, tools) first, then the boundary, then what
+    changes from run to run (environment, project instructions), so the prefix can be cached
+    (chapter 8). Production: ``prompt.SystemPromptBuilder``."""
+
+    def render(sections: list[tuple[str, str]]) -> str:
+        return "\n\n".join(f"# {name}\n{text}" for name, text in sections)
+
+    tool_lines = "\n".join(f"- {t.definition.name}: {t.definition.description}" for t in tools)
+    static = [
+        ("identity", "You are a coding agent working with the tools below."),
+        ("safety", "Stay inside the working directory and ask before changing the system."),
+        ("tools", tool_lines or "(no tools)"),
+    ]
+    dynamic = [("environment", f"Working directory: {cwd}\nPlatform: {platform.system()}")]
+    if instructions:
+        dynamic.append(("instructions", instructions))
+    return f"{render(static)}\n\n{BOUNDARY}\n\n{render(dynamic)}"
+
+
+async def run_call(tools: ToolSet, call: ToolCall) -> str:
+    """Run one call; an unknown tool or a failure becomes an ``error: …`` result."""
+    tool = tools.get(call.name)
+    if tool is None:
+        return f"error: unknown tool `{call.name}`"
+    try:
+        return await tool.call(call.arguments)
+    except Exception as exc:
+        return f"error: {exc}"
+
+
+def batches(tools: ToolSet, calls: list[ToolCall]) -> list[list[int]]:
+    """Indices of ``calls`` grouped into runs: consecutive concurrency-safe calls share a
+    run, any other call runs alone (chapter 12). Production: ``executor.ToolExecutor``."""
+    groups: list[tuple[bool, list[int]]] = []
+    for i, call in enumerate(calls):
+        safe = bool(getattr(tools.get(call.name), "concurrency_safe", False))
+        if safe and groups and groups[-1][0]:
+            groups[-1][1].append(i)
+        else:
+            groups.append((safe, [i]))
+    return [indices for _, indices in groups]
+
+
+async def execute_calls(tools: ToolSet, calls: list[ToolCall]) -> list[str]:
+    """Run the batches one after another, the calls inside a batch together; results come
+    back in the calls' order."""
+    results: list[str] = [""] * len(calls)
+    for group in batches(tools, calls):
+        outputs = await asyncio.gather(*(run_call(tools, calls[i]) for i in group))
+        for i, output in zip(group, outputs, strict=True):
+            results[i] = output
+    return results
+
+
+async def gate(
+    engine: Any, call: ToolCall, ask: Callable[[ToolCall], Awaitable[str]]
+) -> str | None:
+    """``None`` when the call may run, else the refusal text the model will read. ``ask``
+    answers ``"yes"``, ``"always"`` (allow this tool for the session) or ``"no"`` (chapter
+    13). Production: ``gates.GatePipeline``."""
+    decision = engine.evaluate(call.name, call.arguments)
+    if decision == Permission.Ask:
+        answer = await ask(call)
+        if answer == "always":
+            engine.record_session_allow(call.name)
+            decision = Permission.Allow
+        else:
+            decision = Permission.Allow if answer == "yes" else Permission.Deny
+    if decision == Permission.Deny:
+        return f"error: permission denied: the user did not allow `{call.name}`"
+    return None
+
+
+async def hooked_call(registry: Any, tool: Any, args: Any) -> str:
+    """A tool call wrapped in its hooks: a pre-call hook may block it or change its
+    arguments; the post-call hooks see the result, errors included (chapter 15).
+    Production: ``executor.ToolExecutor`` with ``hooks.HookRegistry``."""
+    name = tool.definition.name
+    action = await registry.dispatch(HookEvent.PreToolCall(name, args))
+    if isinstance(action, HookAction.Block):
+        return f"error: blocked by hook: {action.reason}"
+    if isinstance(action, HookAction.ModifyArgs):
+        args = action.args
+    try:
+        result = await tool.call(args)
+    except Exception as exc:
+        result = f"error: {exc}"
+    await registry.dispatch(HookEvent.PostToolCall(name, args, result))
+    return result
