@@ -45,6 +45,10 @@ CHROMIUM_ARGS = [
 ]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# Deque's axe-core, installed from the npm registry by .ci/e2e-setup.sh.
+AXE_JS = Path(
+    os.environ.get("CLAWNB_AXE_JS", REPO_ROOT / ".ci" / "node_modules" / "axe-core" / "axe.min.js")
+)
 ARTIFACTS = Path(os.environ.get("CLAWNB_E2E_ARTIFACTS", REPO_ROOT / "test-artifacts" / "e2e"))
 
 SERVER_START_TIMEOUT = 60.0
@@ -63,6 +67,8 @@ def _missing_requirements() -> str | None:
     """Say why the e2e tests cannot run here, or None when they can."""
     if not CHROMIUM.exists():
         return f"{CHROMIUM} is not installed (run .ci/e2e-setup.sh: apt-get install chromium)"
+    if not AXE_JS.exists():
+        return f"{AXE_JS} is missing (run .ci/e2e-setup.sh: npm install axe-core)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
@@ -432,6 +438,56 @@ class LabPage:
             self.page.wait_for_timeout(50)
         self.shot(f"timeout-prompt{index}")
         raise AssertionError(f"cell {index} never finished; prompt is {prompt!r}")
+
+    def set_theme(self, dark: bool) -> None:
+        """Switch JupyterLab's theme and wait until its stylesheet is in force."""
+        name = "JupyterLab Dark" if dark else "JupyterLab Light"
+        self.page.evaluate(
+            """(name) => { window.jupyterapp.commands.execute('apputils:change-theme',
+                                                              {theme: name}); return true; }""",
+            name,
+        )
+        self.page.wait_for_function(
+            """(dark) => document.body.dataset.jpThemeLight === (dark ? 'false' : 'true')
+                && getComputedStyle(document.body).getPropertyValue('--jp-layout-color0')
+                       .trim() === (dark ? '#111' : 'white')""",
+            arg=dark,
+        )
+        # a theme change shows JupyterLab's splash screen, which fades out over the page
+        self.page.wait_for_selector("#jupyterlab-splash", state="detached")
+        self.page.wait_for_timeout(200)  # the theme's CSS applies to the outputs
+
+    def contrast(self, scope: str) -> dict[str, Any]:
+        """Run axe-core's colour-contrast rule on the elements matching ``scope``; returns
+        ``{"violations": [...], "passes": N, "incomplete": [...]}``."""
+        if not AXE_JS.exists():
+            pytest.fail(f"{AXE_JS} is missing: run .ci/e2e-setup.sh (npm install axe-core)")
+        if not self.page.evaluate("() => typeof window.axe !== 'undefined'"):
+            self.page.add_script_tag(path=str(AXE_JS))
+        return self.page.evaluate(
+            """async (scope) => {
+                // JupyterLab lays out with absolute positions and a 0-height body; axe judges
+                // such elements hidden unless html and body get a real height (ARCHITECTURE §4)
+                const html = document.documentElement, body = document.body;
+                const saved = [html.style.height, body.style.height];
+                html.style.height = body.style.height = window.innerHeight + 'px';
+                try {
+                    const r = await window.axe.run({include: [[scope]]},
+                        {runOnly: {type: 'rule', values: ['color-contrast']},
+                         resultTypes: ['violations', 'passes', 'incomplete']});
+                    const nodes = (items) => items.flatMap((i) => i.nodes.map((n) => ({
+                        target: n.target.join(' '), html: n.html.slice(0, 160),
+                        summary: n.failureSummary || '',
+                        data: JSON.stringify((n.any[0] || {}).data || {}).slice(0, 200)})));
+                    return {violations: nodes(r.violations),
+                            passes: nodes(r.passes).length,
+                            incomplete: nodes(r.incomplete)};
+                } finally {
+                    [html.style.height, body.style.height] = saved;
+                }
+            }""",
+            scope,
+        )
 
     def shot(self, step: str) -> Path:
         """Save a numbered full-page screenshot under test-artifacts/e2e/."""
