@@ -34,6 +34,7 @@ import random
 import re
 import ssl
 import time
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -466,6 +467,9 @@ class OpenAICompatProvider:
         self.__key = _secret(api_key if api_key is not None else env_key(self.api_base))
         self._client = client
         self._transport = transport
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
         self.timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
         self.max_retries = max(0, max_retries)
         self.retry_backoff = retry_backoff
@@ -580,12 +584,21 @@ class OpenAICompatProvider:
         if self._client is not None:
             yield self._client
             return
-        # A client per call: safe across event loops (notebook cells, course checks). The TLS
-        # context, the expensive part, is built once per process.
-        async with httpx.AsyncClient(
-            transport=self._transport, timeout=self.timeout, verify=_ssl_context()
-        ) as client:
-            yield client
+        # One client per event loop, kept between requests: its open connection saves a TCP
+        # (and TLS) handshake and a client's construction on every turn — about a millisecond
+        # of each time-to-first-token on a local server (benchmarks/bench_provider_overhead.py).
+        # A client never crosses event loops (notebook cells, course checks, asyncio.run), and
+        # is closed when its loop shuts down (see _close_with_loop).
+        loop = asyncio.get_running_loop()
+        entry = self._clients.get(loop)
+        if entry is None or entry[0].is_closed:
+            client = httpx.AsyncClient(
+                transport=self._transport, timeout=self.timeout, verify=_ssl_context()
+            )
+            keeper = _close_with_loop(client)
+            await anext(keeper)
+            entry = self._clients[loop] = (client, keeper)
+        yield entry[0]
 
     def _http_error(self, response: httpx.Response, raw: bytes) -> ProviderHTTPError:
         message, code = _error_details(raw)
@@ -858,6 +871,16 @@ class OpenAICompatProvider:
             f"{where} did not answer with server-sent events "
             f"(content-type {content_type or 'missing'}): {preview or 'empty body'}"
         )
+
+
+async def _close_with_loop(client: httpx.AsyncClient) -> AsyncIterator[None]:
+    """Suspended for the life of an event loop: ``asyncio.run``, ``asyncio.Runner`` and the
+    chat's loop finish suspended async generators when they shut down, which closes the
+    client and its kept-alive connection before the loop goes (no unclosed sockets)."""
+    try:
+        yield
+    finally:
+        await client.aclose()
 
 
 class _Progress:
