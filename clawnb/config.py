@@ -193,7 +193,8 @@ def _model_table(data: Any) -> Any:
     """
     if not isinstance(data, dict):
         return data
-    if "generation" in data:
+    if "generation" in data and not isinstance(data["generation"], BaseModel):
+        # a file's key (code that rebuilds an overlay passes the parsed table through)
         raise ValueError("unknown key 'generation' (generation options go in [model])")
     table = data.get("model")
     if isinstance(table, dict):
