@@ -190,13 +190,13 @@ class Secret:
 
 
 def mask(value: str | None) -> str:
-    """Show that a secret is set without showing it: never more than its last 4 characters,
-    nothing at all for short values."""
+    """Show that a secret is set without showing any of it: ``%claw config`` output is saved
+    in the notebook, and even a key's last characters narrow it down."""
     if not value:
         return "(not set)"
     if len(value) < 16:
         return "*** (set)"
-    return f"***{value[-4:]} (set, {len(value)} characters)"
+    return f"*** (set, {len(value)} characters)"
 
 
 # ---------------------------------------------------------------------------------------------

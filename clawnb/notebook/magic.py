@@ -10,6 +10,7 @@ kernels it starts a background task with a Stop button and returns at once (§4.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import re
@@ -61,6 +62,9 @@ def _claw_signature(line: str = "") -> None:
 
 
 _claw_signature.parser.prog = "%%claw"  # type: ignore[attr-defined]
+# IPython's help formatter writes usage as a reST block with its own "%" in front ("%%%claw");
+# --help prints for a person, so plain argparse help
+_claw_signature.parser.formatter_class = argparse.HelpFormatter  # type: ignore[attr-defined]
 
 
 def parse_options(line: str) -> CellOptions | None:

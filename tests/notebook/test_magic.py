@@ -386,5 +386,6 @@ def test_config_shows_a_dotenv_key_masked(shell, tmp_path: Path, capsys) -> None
     (tmp_path / ".env").write_text(f'export OPENROUTER_API_KEY="{secret}"\n')
     shell.run_line_magic("claw", "config")
     out = capsys.readouterr().out
-    assert f"OPENROUTER_API_KEY = ***{secret[-4:]} (set, {len(secret)} characters) in .env" in out
+    assert f"OPENROUTER_API_KEY = *** (set, {len(secret)} characters) in .env" in out
+    assert secret[-4:] not in out
     assert secret not in out and "OPENAI_API_KEY = (not set)" in out

@@ -58,7 +58,8 @@ def test_scrubber_and_mask(monkeypatch: pytest.MonkeyPatch) -> None:
     assert scrub("sk-short and ordinary text") == "sk-short and ordinary text"
     register_secret("registered-secret-123")
     assert "registered" not in scrub("a registered-secret-123 b")
-    assert FAKE_KEY[:-4] not in mask(FAKE_KEY) and mask(None) == "(not set)"
+    assert FAKE_KEY[-4:] not in mask(FAKE_KEY) and mask(None) == "(not set)"
+    assert mask(FAKE_KEY) == f"*** (set, {len(FAKE_KEY)} characters)"
     assert mask("short") == "*** (set)"
 
 
