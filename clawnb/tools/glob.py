@@ -21,9 +21,10 @@ Pattern syntax: ``*`` and ``?`` stay within one path component, ``**`` spans dir
 from __future__ import annotations
 
 import asyncio
+import heapq
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from typing import Any
 from ..types import ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 
-__all__ = ["GitIgnore", "GlobTool", "compile_glob", "sort_key", "walk_files"]
+__all__ = ["GitIgnore", "GlobTool", "compile_glob", "iter_files", "sort_key", "walk_files"]
 
 _GLOB_CHARS = frozenset("*?[{")
 
@@ -206,6 +207,22 @@ def walk_files(
     gitignore: bool = True,
     name_filter: Callable[[str], Any] | None = None,
 ) -> list[str]:
+    """:func:`iter_files` as a list."""
+    return list(
+        iter_files(
+            root, max_depth=max_depth, hidden=hidden, gitignore=gitignore, name_filter=name_filter
+        )
+    )
+
+
+def iter_files(
+    root: Path,
+    *,
+    max_depth: int | None = None,
+    hidden: bool = False,
+    gitignore: bool = True,
+    name_filter: Callable[[str], Any] | None = None,
+) -> Iterator[str]:
     """The relative POSIX paths of regular files (and symlinks to files) under ``root``.
 
     Hidden directories are skipped unless ``hidden`` (``.git`` always); gitignored entries are
@@ -214,7 +231,6 @@ def walk_files(
     This loop is the hot path of glob and grep on big trees, hence its plain style.
     """
     ignore = GitIgnore(root) if gitignore else None
-    found: list[str] = []
     stack: list[tuple[str, str, int]] = [(os.path.abspath(root), "", 0)]
     while stack:
         directory, rel_dir, depth = stack.pop()
@@ -242,10 +258,9 @@ def walk_files(
                 elif (name_filter is None or name_filter(name)) and entry.is_file():
                     if check and ignore is not None and ignore.ignored(entry.path, False):
                         continue
-                    found.append(rel_dir + name)
+                    yield rel_dir + name
             except OSError:
                 continue
-    return found
 
 
 def split_pattern(pattern: str) -> tuple[str, str]:
@@ -298,6 +313,12 @@ class GlobTool(BaseTool):
 
     def matches(self, pattern: str, base: str | None = None) -> list[str]:
         """Every matching path (as shown to the model), sorted; no cap."""
+        found, _ = self._matches(pattern, base, None)
+        return found
+
+    def _matches(self, pattern: str, base: str | None, keep: int | None) -> tuple[list[str], int]:
+        """(the first ``keep`` matches in order, or all when ``None``; how many matched).
+        With ``keep`` only that many paths are ever held, however big the tree."""
         if pattern.startswith("/") or base is None or base == "":
             shown_full = pattern
         else:
@@ -311,25 +332,39 @@ class GlobTool(BaseTool):
             raise ToolError(f"invalid glob pattern: {exc}") from None
         root = resolve_path(prefix or ".", self.workspace)
         if not root.is_dir():
-            return []
+            return [], 0
         components = [p for p in rest.split("/") if p not in ("", ".")]
         max_depth = None if any("**" in p for p in components) else len(components)
         # Enter hidden directories only when the pattern names one (``**/.github/*.yml``).
         hidden = any(p.startswith(".") for p in components[:-1])
         last = components[-1]
         name_filter = None if "**" in last else compile_glob(last).match
-        walk = walk_files(root, max_depth=max_depth, hidden=hidden, name_filter=name_filter)
-        found = [rel for rel in walk if regex.match(rel)]
-        found.sort(key=sort_key)
-        if not prefix:
-            return found
-        return [os.path.join(prefix, rel) for rel in found]
+        walk = iter_files(root, max_depth=max_depth, hidden=hidden, name_filter=name_filter)
+        total = 0
+
+        def matching() -> Iterator[str]:
+            nonlocal total
+            for rel in walk:
+                if regex.match(rel):
+                    total += 1
+                    yield rel
+
+        if keep is None:
+            found = sorted(matching(), key=sort_key)
+        else:
+            found = heapq.nsmallest(keep, matching(), key=sort_key)
+        if prefix:
+            found = [os.path.join(prefix, rel) for rel in found]
+        return found, total
 
     def search(self, pattern: str, base: str | None = None) -> str:
-        found = self.matches(pattern, base)
+        found, total = self._matches(pattern, base, self.max_results)
         if not found:
             return "no files matched"
-        return cap_lines(found, self.max_results, "files")
+        text = "\n".join(found)
+        if total > len(found):
+            text += f"\n… and {total - len(found)} more files"
+        return text
 
 
 def cap_lines(lines: list[str], limit: int | None, noun: str) -> str:

@@ -34,3 +34,57 @@ async def test_failed_read_records_nothing(tmp_path):
     with pytest.raises(ToolError):
         await ReadTool(tmp_path, state).call({"path": "missing.txt"})
     assert (tmp_path / "missing.txt") not in state
+
+
+# -- bounded memory --------------------------------------------------------------------------
+
+_PEAK_RSS = """
+import asyncio, resource, sys
+from clawnb.tools import ReadTool
+tool = ReadTool(sys.argv[1])
+out = asyncio.run(tool.call({"path": "big.log", "limit": 1}))
+assert out == "1\\tline 1", out
+out = asyncio.run(tool.call({"path": "big.log", "offset": 9999, "limit": 2}))
+assert out == "9999\\tline 9999\\n10000\\tline 10000", out
+try:
+    asyncio.run(tool.call({"path": "big.log"}))
+except Exception as exc:
+    print("whole:", exc)
+print("peak_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def test_read_with_limit_streams_a_2gb_sparse_file_under_100mb_rss(tmp_path):
+    import subprocess
+    import sys
+
+    big = tmp_path / "big.log"
+    with open(big, "wb") as fh:
+        fh.write(b"".join(b"line %d\n" % i for i in range(1, 10001)))
+        fh.truncate(2 * 1024**3)  # a 2 GiB file: the rest is a hole (no disk used)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS, str(tmp_path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "whole: 'big.log' is 2.0 GiB" in proc.stdout
+    assert "read it in windows with offset and limit" in proc.stdout
+    peak_mib = int(proc.stdout.split("peak_kib")[1]) / 1024
+    assert peak_mib < 100, f"peak RSS {peak_mib:.0f} MiB"
+
+
+async def test_an_over_long_line_is_cut_in_a_window(tmp_path):
+    (tmp_path / "min.js").write_bytes(b"short\n" + b"x" * 1_000_000 + b"\nafter\n")
+    out = await ReadTool(tmp_path).call({"path": "min.js", "offset": 2, "limit": 2})
+    first, second = out.split("\n")
+    assert first.startswith("2\txxxx") and len(first) < 70_000
+    assert first.endswith(f"[... {1_000_000 - 64 * 1024} more bytes of this line not shown ...]")
+    assert second == "3\tafter"
+
+
+async def test_windows_count_lines_as_a_whole_read_would(tmp_path):
+    (tmp_path / "mixed.txt").write_bytes(b"a\r\nb\rc\n\nd")
+    out = await ReadTool(tmp_path).call({"path": "mixed.txt", "offset": 2, "limit": 10})
+    assert out == "2\tb\n3\tc\n4\t\n5\td"
+    assert out.split("\n") == [
+        f"{n}\t{line}" for n, line in enumerate("a\r\nb\rc\n\nd".splitlines()[1:], 2)
+    ]

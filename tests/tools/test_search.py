@@ -298,3 +298,19 @@ async def test_cancelled_grep_processes_are_killed(tmp_path):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert _pids_reading(fifo) == []
+
+
+async def test_glob_cap_keeps_the_first_paths_in_order_and_counts_the_rest(tmp_path):
+    # only max_results paths are held while walking; they must still be the first in order
+    for d in ("b", "a", "c"):
+        (tmp_path / d).mkdir()
+        for i in range(30):
+            (tmp_path / d / f"f{i:02d}.txt").write_text("")
+    out = await GlobTool(tmp_path, max_results=4).call({"pattern": "**/*.txt"})
+    assert out.split("\n") == [
+        "a/f00.txt",
+        "a/f01.txt",
+        "a/f02.txt",
+        "a/f03.txt",
+        "… and 86 more files",
+    ]
