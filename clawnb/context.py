@@ -34,6 +34,7 @@ import json
 import logging
 from collections.abc import Callable
 
+from .errors import ContextOverflowError
 from .types import (
     AnyProvider,
     AssistantTurn,
@@ -170,9 +171,11 @@ class ContextManager:
             return False
         return await self.compact(provider, messages)
 
-    def _split(self, messages: list[Message]) -> tuple[int, int]:
+    def _split(self, messages: list[Message], keep: int | None = None) -> tuple[int, int]:
         """(start, end) of the middle to summarise: after the leading System messages (but
-        not earlier summaries), before the preserved tail (never inside a tool round)."""
+        not earlier summaries), before the preserved tail of ``keep`` messages (default
+        ``preserve_recent``; never inside a tool round)."""
+        keep = self.preserve_recent if keep is None else keep
         keep_start = 0
         while (
             keep_start < len(messages)
@@ -180,19 +183,23 @@ class ContextManager:
             and not _is_summary(messages[keep_start])
         ):
             keep_start += 1
-        end = max(len(messages) - self.preserve_recent, keep_start)
+        end = max(len(messages) - keep, keep_start)
         while keep_start < end < len(messages) and isinstance(messages[end], Message.ToolResult):
             end -= 1
         return keep_start, end
 
-    async def compact(self, provider: AnyProvider, messages: list[Message]) -> bool:
-        """Summarise the middle of ``messages`` in place. Returns whether anything changed.
+    async def compact(
+        self, provider: AnyProvider, messages: list[Message], *, keep: int | None = None
+    ) -> bool:
+        """Summarise the middle of ``messages`` in place, keeping the last ``keep`` messages
+        (default ``preserve_recent``) word for word. Returns whether anything changed.
 
         Provider errors propagate and leave ``messages`` untouched.
         """
-        if len(messages) <= self.preserve_recent + 1:
+        keep = self.preserve_recent if keep is None else keep
+        if len(messages) <= keep + 1:
             return False
-        start, end = self._split(messages)
+        start, end = self._split(messages, keep)
         middle = messages[start:end]
         if not middle:
             return False
@@ -217,11 +224,73 @@ class ContextManager:
             )
         return True
 
+    async def compact_now(self, provider: AnyProvider, messages: list[Message]) -> bool:
+        """``/compact``: the usual compaction, or — when the history is still too short for it
+        to touch anything — a summary of the whole conversation. False only when there is
+        nothing but the system prompt (and summaries)."""
+        if await self.compact(provider, messages):
+            return True
+        return await self.compact(provider, messages, keep=0)
+
+    async def recover(
+        self, provider: AnyProvider, messages: list[Message], error: Exception | None = None
+    ) -> str | None:
+        """Make ``messages`` fit after the server refused them as longer than its context
+        window (:class:`~clawnb.errors.ContextOverflowError`), keeping the current request —
+        the last user message and everything after it — word for word.
+
+        When the error names the window, ``max_tokens`` drops to three quarters of it, so
+        later turns compact in time. Everything before the current request is summarised;
+        if the summary request does not fit either, those messages are dropped (a note says
+        so in their place). Returns what was done, in words, or ``None`` when nothing before
+        the current request is left to cut (the request alone is too long).
+        """
+        notes: list[str] = []
+        window = getattr(error, "context_window", None)
+        if isinstance(window, int) and window > 0 and window * 3 // 4 < self.max_tokens:
+            self.max_tokens = max(window * 3 // 4, 1)
+            notes.append(f"context budget lowered to {self.max_tokens} tokens")
+        keep = _current_request(messages)
+        try:
+            changed = await self.compact(provider, messages, keep=keep)
+            what = "summarised the earlier conversation"
+        except ContextOverflowError:
+            dropped = self._drop(messages, keep)
+            changed = dropped > 0
+            what = f"dropped the {dropped} oldest messages (too long even to summarise)"
+        if not changed:
+            return None
+        return "; ".join([what, *notes])
+
+    def _drop(self, messages: list[Message], keep: int) -> int:
+        """Replace everything between the system prompt and the last ``keep`` messages with a
+        note saying they were dropped; returns how many went."""
+        start, end = self._split(messages, keep)
+        count = end - start
+        if count <= 0:
+            return 0
+        note = Message.System(
+            f"{SUMMARY_PREFIX}({count} earlier messages were dropped: the conversation no "
+            "longer fit the model's context window.)"
+        )
+        messages[:] = [*messages[:start], note, *messages[end:]]
+        self.compactions += 1
+        self.context_tokens = estimate_tokens(messages)
+        return count
+
     def __repr__(self) -> str:
         return (
             f"ContextManager(context_tokens={self.context_tokens}, max_tokens={self.max_tokens}, "
             f"preserve_recent={self.preserve_recent}, compactions={self.compactions})"
         )
+
+
+def _current_request(messages: list[Message]) -> int:
+    """How many messages the current request spans: from the last user message to the end."""
+    for i in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[i], Message.User):
+            return len(messages) - i
+    return 0
 
 
 async def _ask(provider: AnyProvider, request: list[Message]) -> AssistantTurn:

@@ -89,6 +89,7 @@ class FakeServer:
         replies: list[Reply] | None = None,
         *,
         n_ctx: int | None = None,
+        window_after_system: int | None = None,
         model: str = "local-model",
     ) -> None:
         if kind not in KINDS:
@@ -96,6 +97,9 @@ class FakeServer:
         self.kind = kind
         self.replies = list(replies or [])
         self.n_ctx = n_ctx
+        # a window this many tokens larger than the request's system prompt: tests then do not
+        # depend on how long clawnb's prompt is
+        self.window_after_system = window_after_system
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
@@ -164,13 +168,20 @@ class FakeServer:
             if stream and self.kind == "llama-cpp-python":
                 return 200, []  # the template fails inside the stream: an empty 200
             return status, payload
-        if self.n_ctx is not None and estimate(body.get("messages", [])) > self.n_ctx:
+        if self.overflows(body.get("messages", [])):
             recorded = ERRORS["context_overflow"][_OVERFLOW[self.kind]]
             return recorded["status"], recorded["body"]
         reply = self.replies.pop(0) if self.replies else Reply("ok")
         if reply.calls and not self.tools_offered(body):
             reply = Reply("(this server did not pass the tools to the model)", usage=reply.usage)
         return 200, (_chunks(reply) if stream else _completion(reply, self.model))
+
+    def overflows(self, messages: list[dict[str, Any]]) -> bool:
+        window = self.n_ctx
+        if self.window_after_system is not None:
+            system = [m for m in messages[:1] if m.get("role") == "system"]
+            window = estimate(system) + self.window_after_system
+        return window is not None and estimate(messages) > window
 
     def tools_offered(self, body: dict[str, Any]) -> bool:
         if not body.get("tools"):
