@@ -25,20 +25,27 @@ front end needs: :meth:`~AgentSession.send`, :meth:`~AgentSession.plan` /
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .checkpoints import Checkpoints
 from .config import Config, ConfigLoader
 from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .secrets import redact
+from .permissions import PermissionMode
 from .session import SessionInfo, SessionLog, SessionStore, write_ahead
+from .session_api import ApprovalProxy, InputProxy
 from .types import Message, Tool, ToolSet
 from .usage import CostTracker
+
+if TYPE_CHECKING:
+    from .planning import PlanReview
 
 __all__ = ["AgentSession", "APPROVED_PLAN", "build_agent", "make_provider"]
 
@@ -46,39 +53,57 @@ OFFLINE_PREFIXES = ("scripted:", "replay:")
 APPROVED_PLAN = "Approved. Execute the plan."
 
 
-def make_provider(model: str, config: Config) -> Any:
-    """``scripted:<file>`` / ``replay:<file>`` → a ScriptedProvider; else an OpenAI-compatible
-    provider for ``model`` at ``config.base_url`` (key from the environment)."""
+def make_provider(model: str, config: Config, *, require_key: bool = False) -> Any:
+    """``scripted:<file>`` / ``replay:<file>`` → a ScriptedProvider (a relative file is read
+    from the current directory); else an OpenAI-compatible provider for ``model`` at
+    ``config.base_url`` (key from the environment or ``.env``). ``require_key``: a remote
+    endpoint without a key is a :class:`~clawnb.errors.ProviderConfigError` now, instead of an
+    unauthenticated request later (local servers need none)."""
     for prefix in OFFLINE_PREFIXES:
         if model.startswith(prefix):
             from .providers.replay import ScriptedProvider
 
-            return ScriptedProvider.from_file(model[len(prefix) :])
+            return ScriptedProvider.from_file(os.path.expanduser(model[len(prefix) :]))
     from .providers.openai import OpenAICompatProvider
     from .providers.profiles import provider_options
 
     # Anthropic models bill a cached prompt prefix at a fraction of the price, but only when
     # asked to cache it; OpenAI-style servers cache prefixes by themselves.
     cache = "anthropic/" in model or model.startswith("claude")
-    return OpenAICompatProvider(
-        model, base_url=config.base_url, cache_prompt=cache, **provider_options(config, model)
-    )
+    options = provider_options(config, model)
+    if require_key and not _is_local(config.base_url):
+        from .errors import ProviderConfigError
+
+        try:
+            return OpenAICompatProvider.from_env(
+                model, base_url=config.base_url, cache_prompt=cache, **options
+            )
+        except ProviderConfigError as exc:
+            raise ProviderConfigError(f"{exc}; or run offline with --model scripted:FILE") from None
+    return OpenAICompatProvider(model, base_url=config.base_url, cache_prompt=cache, **options)
+
+
+def _is_local(base_url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1") or host.endswith(".local")
 
 
 def is_offline_model(model: str) -> bool:
     return model.startswith(OFFLINE_PREFIXES)
 
 
-def _default_tools(workspace: Path, input_handler: Any, sandbox: Any = None) -> ToolSet:
-    from .tools import default_tools
-
-    return default_tools(workspace, input_handler=input_handler, sandbox=sandbox)
-
-
 @dataclass
 class AgentSession:
-    """A wired agent and everything around it. ``history`` is the conversation (a
-    :class:`SessionLog` when persisted); ``agent`` is a StreamingAgent (or SimpleAgent)."""
+    """A wired agent and everything around it: what every front end holds (it follows
+    :class:`clawnb.session_api.Session`).
+
+    Front ends read ``history``, ``mode``, ``model``, ``workspace``, ``cost``, ``context`` and
+    ``checkpoints``, call the methods, and never assign into the rest: ``agent`` (the loop),
+    ``gate`` and ``tools`` are wired once by :func:`build_agent` and shared by every nested loop
+    (the planning phase, subagents), which is what makes the guarantees hold on side paths.
+    """
 
     agent: Any
     history: list[Message]
@@ -95,7 +120,60 @@ class AgentSession:
     store: SessionStore | None = None
     streaming: bool = True
     sandbox: Any = None  # clawnb.sandbox.SandboxStatus: how bash and shell hooks run
+    approvals: ApprovalProxy = field(default_factory=ApprovalProxy)
+    questions: InputProxy = field(default_factory=InputProxy)
+    checkpoints: Checkpoints = field(default_factory=Checkpoints)
     _plan_agent: Any = field(default=None, repr=False)
+
+    # -- front-end wiring -----------------------------------------------------------------------
+    def handlers(
+        self, *, approve: ApprovalCallback | None = None, ask: Any = None
+    ) -> contextlib.AbstractContextManager[None]:
+        """Route approvals to ``approve`` and ``ask_user`` questions to ``ask`` for a ``with``
+        block (one notebook cell, one chat turn); the previous targets come back after it."""
+        stack = contextlib.ExitStack()
+        if approve is not None:
+            stack.enter_context(self.approvals.routed(approve))
+        if ask is not None:
+            stack.enter_context(self.questions.routed(ask))
+        return stack
+
+    def configure(
+        self,
+        *,
+        mode: str | PermissionMode | None = None,
+        max_turns: int | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Change the permission mode, the turn limit (``0`` means none) or the model for the
+        turns to come; the conversation, approvals given "for the session" and checkpoints
+        are kept. In ``plan`` mode :meth:`send` plans first; tools then run in ``default``
+        mode (the person approved the plan, not every step)."""
+        if mode is not None:
+            parsed = PermissionMode.parse(mode)
+            self.mode = parsed.value
+            permissions = getattr(self.gate, "permissions", None)
+            if permissions is not None:
+                permissions.set_mode(_gate_mode(parsed))
+        if max_turns is not None:
+            if max_turns < 0:
+                raise ValueError("max_turns must be 0 (no limit) or more")
+            self.agent.max_turns = max_turns or None
+            if self._plan_agent is not None:
+                self._plan_agent.max_turns = self.agent.max_turns
+        if model is not None and model != self.model:
+            provider = make_provider(model, self.config)
+            self.model = model
+            self._set_provider(provider)
+
+    def _set_provider(self, provider: Any) -> None:
+        self.provider = provider
+        self.agent.provider = provider
+        if self._plan_agent is not None:
+            self._plan_agent.provider = provider
+        for tool in self.tools:
+            if hasattr(tool, "tools_factory") and hasattr(tool, "provider"):
+                tool.provider = provider  # subagents follow the session's model
 
     # -- sandbox --------------------------------------------------------------------------------
     def sandbox_description(self) -> str:
@@ -130,23 +208,64 @@ class AgentSession:
         return tap
 
     # -- conversation ---------------------------------------------------------------------------
-    async def send(self, prompt: str, on_event: EventCallback | None = None) -> str:
-        """Append ``prompt`` as a user message and run the agent until it answers."""
-        self.history.append(Message.User(prompt))
-        return await self.agent.chat(self.history, self._tap(on_event))
+    async def send(
+        self,
+        prompt: str,
+        on_event: EventCallback | None = None,
+        *,
+        review: PlanReview | None = None,
+    ) -> str:
+        """Append ``prompt`` as a user message and run the agent until it answers.
 
-    def plan_agent(self) -> Any:
+        In ``plan`` mode this is :meth:`run_plan`: ``review`` decides what happens to the plan
+        (without one the plan is returned and nothing is executed)."""
+        if self.mode == PermissionMode.PLAN.value:
+            return await self.run_plan(prompt, on_event, review=review)
+        with self.checkpoints.turn(_label(prompt)):
+            self.history.append(Message.User(prompt))
+            return await self.agent.chat(self.history, self._tap(on_event))
+
+    async def run_plan(
+        self,
+        prompt: str,
+        on_event: EventCallback | None = None,
+        *,
+        review: PlanReview | None = None,
+    ) -> str:
+        """Plan → review → execute, the one home of it (chat ``/plan``, plan mode in every
+        front end): plan with read-only tools, hand the plan to ``review``; ``execute`` runs
+        it on the same history, ``revise`` plans again with the feedback, ``stop`` keeps the
+        plan and runs nothing. Returns the last text the model wrote."""
+        with self.checkpoints.turn(_label(prompt)):
+            task = prompt
+            while True:
+                plan = await self.plan(task, on_event)
+                if review is None:
+                    return plan
+                verdict = await review(plan)
+                if verdict.action == "execute":
+                    return await self.execute_plan(on_event)
+                if verdict.action != "revise":
+                    return plan
+                task = f"Revise the plan: {verdict.feedback}"
+
+    def _planner(self) -> Any:
         if self._plan_agent is None:
-            from .planning import PlanAgent
+            from .planning import PlanAgent, read_only_tool_names
 
+            # planning explores with read-only tools; bash only when the sandbox can make it
+            # read-only (whole file system read-only, no network), else it stays off
+            bash = self.read_only_bash()
+            tools = [bash if t.definition.name == "bash" and bash else t for t in self.tools]
             self._plan_agent = PlanAgent(
                 self.provider,
-                tools=list(self.tools),
+                tools=tools,
                 gate=self.gate,
                 context=self.context,
                 system_prompt=self.system_prompt,
                 max_turns=self.agent.max_turns,
-            )
+                result_limit=self.agent.result_limit,
+            ).read_only(read_only_tool_names(tools))
         return self._plan_agent
 
     async def plan(self, prompt: str, on_event: EventCallback | None = None) -> str:
@@ -157,18 +276,22 @@ class AgentSession:
         from .planning import DEFAULT_PLAN_PROMPT
 
         self.history.append(Message.User(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}"))
-        return await self.plan_agent().plan(self.history, self._tap(on_event))
+        return await self._planner().plan(self.history, self._tap(on_event))
 
     async def execute_plan(
         self, on_event: EventCallback | None = None, *, feedback: str | None = None
     ) -> str:
         """Carry out the plan with every tool (after the person approved it)."""
         self.history.append(Message.User(feedback or APPROVED_PLAN))
-        return await self.plan_agent().execute(self.history, self._tap(on_event))
+        return await self._planner().execute(self.history, self._tap(on_event))
 
     async def compact(self) -> bool:
         """Compact now, whatever the token count (``/compact``)."""
         return await self.context.compact(self.provider, self.history)
+
+    def undo(self) -> str:
+        """Put back the files the last turn (subagents included) changed; says what it did."""
+        return self.checkpoints.undo()
 
     # -- sessions -------------------------------------------------------------------------------
     @property
@@ -221,6 +344,18 @@ class AgentSession:
         """Close the session file (deleting it if the conversation never started)."""
         if isinstance(self.history, SessionLog):
             self.history.close(discard_if_empty=True)
+
+
+def _label(prompt: str) -> str:
+    words = " ".join(prompt.split())
+    return words if len(words) <= 40 else words[:39] + "…"
+
+
+def _gate_mode(mode: PermissionMode) -> PermissionMode:
+    """The permission mode the gate enforces for a session mode: plan mode's planning phase
+    offers read-only tools only (the planner's phase), and the approved plan then runs with
+    the usual questions."""
+    return PermissionMode.DEFAULT if mode is PermissionMode.PLAN else mode
 
 
 class _WorkspaceRelative:
@@ -294,25 +429,39 @@ def build_agent(
     approve: ApprovalCallback | None = None,
     streaming: bool = True,
     session: str | SessionLog | None = None,
+    history: list[Message] | None = None,
     tools: Iterable[Tool] | None = None,
+    extra_tools: Iterable[Tool] = (),
     subagents: bool = True,
     system_prompt: str | None = None,
+    prompt_suffix: str | None = None,
     gate: Gate | None | bool = True,
     record: str | os.PathLike[str] | None = None,
     input_handler: Any = None,
+    ask_user: bool | None = None,
+    web: bool = True,
+    checkpoints: Checkpoints | None = None,
 ) -> AgentSession:
     """Build a ready agent from config.
 
     ``config`` defaults to :meth:`ConfigLoader.load` for ``workspace`` (default: the current
     directory). ``provider`` overrides the one ``model`` (default ``config.model``) selects.
     ``mode`` overrides ``config.permissions.mode``; ``approve`` answers permission questions
-    (without it, calls that need approval are refused with a clear result). ``session``:
-    ``None`` keeps the history in memory, ``"new"`` persists a new session, an id or
-    ``"latest"`` resumes one, a :class:`SessionLog` is used as is. ``gate=False`` (or
-    ``None``) runs tools without any gate — for tests and trusted scripts only. ``record``
-    appends every model turn to a JSONL file that ``replay:<file>`` plays back later
-    (compaction summaries are left out of it, as a replay summarises offline).
-    ``input_handler`` answers the ``ask_user`` tool (without one the tool is not offered).
+    until a front end routes them elsewhere with :meth:`AgentSession.handlers` (with neither,
+    calls that need approval are refused with a clear result). ``session``: ``None`` keeps the
+    history in memory (``history``, if given, is that list and is appended to in place),
+    ``"new"`` persists a new session, an id or ``"latest"`` resumes one, a
+    :class:`SessionLog` is used as is. ``gate=False`` (or ``None``) runs tools without any
+    gate — for tests and trusted scripts only. ``record`` appends every model turn to a JSONL
+    file that ``replay:<file>`` plays back later (compaction summaries are left out of it, as a
+    replay summarises offline).
+
+    Tools: ``tools`` replaces the standard set; ``extra_tools`` are added to it (the notebook's
+    kernel tools); ``web=False`` leaves ``web_fetch`` out. The ``ask_user`` tool is offered when
+    ``input_handler`` is given (it answers until :meth:`AgentSession.handlers` routes questions
+    elsewhere) or ``ask_user=True`` (a front end that will attach a handler per turn).
+    ``prompt_suffix`` is appended to the system prompt (front-end instructions).
+    ``checkpoints`` lets a front end keep its undo stack across rebuilt sessions.
     """
     ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
     if config is None:
@@ -328,7 +477,7 @@ def build_agent(
         if summarizer is None:
             summarizer = provider  # summaries go to the model, but not into the recording
         provider = RecordingProvider(provider, record)
-    permission_mode = mode or config.permissions.mode
+    session_mode = PermissionMode.parse(mode or config.permissions.mode)
     from .sandbox import status_from_config
 
     sandbox = status_from_config(config, ws)
@@ -342,6 +491,9 @@ def build_agent(
         summarizer=summarizer,
         on_usage=cost.record,
     )
+    approvals = ApprovalProxy(approve)
+    questions = InputProxy(input_handler)
+    checkpoints = checkpoints if checkpoints is not None else Checkpoints()
 
     the_gate: Gate | None
     if gate is True:
@@ -349,15 +501,16 @@ def build_agent(
         from .hooks import hooks_from_config
 
         the_gate = build_gate(
-            mode=permission_mode,
+            mode=_gate_mode(session_mode),
             workspace=ws,
             allow=config.permissions.allow,
             ask=config.permissions.ask,
             deny=config.permissions.deny,
-            approve=approve,
+            approve=approvals,
             hooks=hooks_from_config(config.hooks, cwd=ws, sandbox=sandbox),
             blocked_commands=config.blocked_commands,
             protected_patterns=config.protected_patterns,
+            checkpoints=checkpoints,
         )
         if config.allowed_directory:
             _restrict_paths(the_gate, config.allowed_directory, ws)
@@ -366,14 +519,34 @@ def build_agent(
     else:
         the_gate = gate
 
-    toolset = ToolSet(tools if tools is not None else _default_tools(ws, input_handler, sandbox))
+    offer_ask = ask_user if ask_user is not None else input_handler is not None
+    if tools is not None:
+        toolset = ToolSet(tools)
+    else:
+        from .tools import default_tools
+
+        toolset = default_tools(
+            ws, input_handler=questions if offer_ask else None, web=web, sandbox=sandbox
+        )
+    for tool in extra_tools:
+        toolset.push(tool)
+    # Over-long results keep head and tail; the full text is saved inside the workspace, where
+    # the read tool (and the path checks) let the model open it. Every result is scrubbed of
+    # keys first — the subagents' too.
+    from .tools.results import ResultLimiter
+
+    result_limit = _RedactSecrets(ResultLimiter(directory=_sessions_root(config, ws)), provider)
     if subagents and "subagent" not in toolset:
         from .tools.subagent import SubagentTool
 
         child_tools = [t for t in toolset if t.definition.name != "subagent"]
         toolset.push(
             SubagentTool(
-                provider, lambda: ToolSet(child_tools), gate=the_gate, on_usage=cost.record
+                provider,
+                lambda: ToolSet(child_tools),
+                gate=the_gate,
+                on_usage=cost.record,
+                result_limit=result_limit,
             ).system_prompt(
                 "You are a sub-agent working on one task for another agent. Use your tools, "
                 "then answer with a short, factual report: that answer is all the other "
@@ -396,12 +569,12 @@ def build_agent(
         if deferred:
             builder.section("deferred_tools", deferred, static=True)
         system_prompt = builder.build()
+    if prompt_suffix:
+        system_prompt = f"{system_prompt}\n\n{prompt_suffix}"
 
     from .agent import SimpleAgent, StreamingAgent
 
     loop_class = StreamingAgent if streaming else SimpleAgent
-    from .tools.results import ResultLimiter
-
     agent = loop_class(
         provider,
         tools=list(toolset),
@@ -409,14 +582,12 @@ def build_agent(
         max_turns=config.max_turns or None,
         system_prompt=system_prompt,
         context=context,
-        # Over-long results keep head and tail; the full text is saved inside the workspace,
-        # where the read tool (and the path checks) let the model open it.
-        result_limit=_RedactSecrets(ResultLimiter(directory=_sessions_root(config, ws)), provider),
+        result_limit=result_limit,
     )
 
     bundle = AgentSession(
         agent=agent,
-        history=[],
+        history=history if history is not None else [],
         cost=cost,
         context=context,
         gate=the_gate,
@@ -426,9 +597,12 @@ def build_agent(
         system_prompt=system_prompt,
         tools=toolset,
         model=model_name,
-        mode=str(getattr(permission_mode, "value", permission_mode)),
+        mode=session_mode.value,
         streaming=streaming,
         sandbox=sandbox,
+        approvals=approvals,
+        questions=questions,
+        checkpoints=checkpoints,
     )
     if isinstance(session, SessionLog):
         bundle.history = session

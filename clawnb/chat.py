@@ -61,10 +61,13 @@ def add_chat_parser(sub: Any) -> argparse.ArgumentParser:
         dest="workspace",
         help="project directory the agent works in (default: current directory)",
     )
+    from .permissions import PermissionMode
+
     p.add_argument(
         "--mode",
-        choices=["default", "accept_edits", "plan", "bypass"],
-        help="permission mode (default: from config, else 'default')",
+        choices=[m.value for m in PermissionMode],
+        help="permission mode (default: from config, else 'default'); in plan mode every "
+        "message is planned first and runs only once you approve the plan",
     )
     p.add_argument(
         "--approve",
@@ -274,7 +277,7 @@ class ChatApp:
         """A warning from the engine (a retry, a compaction that fell short) on its own line,
         not glued to the answer that is streaming."""
         if self._renderer is not None:
-            self._renderer._end_text()
+            self._renderer.end_text()
         self.say(f"warning: {message}")
 
     # -- approvals ----------------------------------------------------------------------------
@@ -366,20 +369,25 @@ class ChatApp:
         if not task:
             self.say("usage: /plan <what to do>")
             return
-        plan = self.run(self.session.plan(task, self.renderer()))
-        while plan is not None:
-            _discard_typeahead()
-            try:
-                answer = input("execute this plan? [y]es / [n]o / or type changes: ").strip()
-            except (EOFError, KeyboardInterrupt):
-                answer = "n"
-            if answer.lower() in ("y", "yes"):
-                self.run(self.session.execute_plan(self.renderer()))
-                return
-            if answer.lower() in ("n", "no", ""):
-                self.say("(plan dropped)")
-                return
-            plan = self.run(self.session.plan(answer, self.renderer()))
+        self.run(self.session.run_plan(task, self.renderer(), review=self.review_plan))
+
+    async def review_plan(self, plan: str) -> Any:
+        """The chat's plan reviewer (``/plan`` and ``--mode plan``): execute, drop, or type
+        what should change."""
+        from .planning import PlanVerdict
+
+        try:
+            answer = (
+                await self.console.ask("execute this plan? [y]es / [n]o / or type changes: ")
+            ).strip()
+        except EOFError:
+            answer = "n"
+        if answer.lower() in ("y", "yes"):
+            return PlanVerdict.execute()
+        if answer.lower() in ("n", "no", ""):
+            self.say("(plan dropped)")
+            return PlanVerdict.stop()
+        return PlanVerdict.revise(answer)
 
     def do_cost(self) -> None:
         ctx = self.session.context
@@ -546,7 +554,7 @@ class ChatApp:
                     if not self.command(line):
                         return 0
                 else:
-                    self.run(self.session.send(line, self.renderer()))
+                    self.run(self.session.send(line, self.renderer(), review=self.review_plan))
                 if self.terminated:
                     return 128 + self.terminated
         finally:

@@ -122,6 +122,16 @@ class AgentEvent:
 
         turn: AssistantTurn
 
+    @dataclass(frozen=True)
+    class Nested:
+        """An event of a nested loop (a subagent) working for the tool call ``parent_id``.
+        ``depth`` is 1 for a subagent's own events. Front ends that do not know it may
+        ignore it: the parent call's result still carries the subagent's answer."""
+
+        parent_id: str
+        event: Any
+        depth: int = 1
+
 
 # The namespaces above only group the variants; these unions are the types a signature names.
 AnyStreamEvent: TypeAlias = (

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,10 +29,12 @@ from .types import Tool, ToolCall, ToolSet
 
 __all__ = [
     "INTERRUPTED_RESULT",
+    "CallContext",
     "Gate",
     "Refusal",
     "ToolExecutor",
     "ToolsInterrupted",
+    "current_call",
     "tool_summary",
 ]
 
@@ -80,6 +83,22 @@ class Gate:
 
     async def agent_end(self, response: str) -> None:
         return None
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """The tool call that is running, as its tool sees it through :data:`current_call`: a
+    subagent sends its own events to ``on_event`` wrapped in
+    :class:`~clawnb.events.AgentEvent.Nested` with ``call_id`` as the parent."""
+
+    call_id: str
+    on_event: EventCallback | None
+    depth: int = 0
+
+
+# Set by the executor while a tool runs; tools are called with their arguments only, so this
+# is how a nested loop finds the front end of the call it works for.
+current_call: ContextVar[CallContext | None] = ContextVar("clawnb_current_call", default=None)
 
 
 class ToolsInterrupted(asyncio.CancelledError):
@@ -234,6 +253,9 @@ class ToolExecutor:
                 else:
                     if on_event is not None:
                         await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
+                    parent = current_call.get()
+                    depth = parent.depth + 1 if parent is not None else 0
+                    token = current_call.set(CallContext(call.id, on_event, depth))
                     try:
                         content = await tool.call(call.arguments)
                         outcome = "ok"
@@ -241,6 +263,8 @@ class ToolExecutor:
                         raise
                     except Exception as exc:  # a tool's failure is a value for the model
                         content = f"error: {exc}"
+                    finally:
+                        current_call.reset(token)
                     if type(content) is not str:
                         content = str(content)
                     if gate is not None:

@@ -13,9 +13,13 @@ StreamingAgent, PlanAgent) accepts as ``gate=``. For each call:
    ``Ask`` is a refusal that says so. Approvals are asked one at a time. Before asking, a tool
    that can preview its change (``preview(args)``, :class:`~clawnb.tools.base.Previewing`)
    computes it: a failing check becomes the result without a question, otherwise the exact
-   change travels in the request's ``details["preview"]``;
-4. the tool runs (the executor does that);
-5. **post-tool hooks** — a ``Block`` here cannot undo the call; its reason is appended to the
+   change travels in the request's ``details["preview"]``. A tool that declares
+   ``always_ask`` (the notebook's ``run_python``) is asked about in every mode, ``bypass``
+   included, unless the person chose "always allow" for it; deny rules still win;
+4. **checkpoint** — a file-changing call that passed is snapshotted into the session's
+   :class:`~clawnb.checkpoints.Checkpoints` (``%claw undo``);
+5. the tool runs (the executor does that);
+6. **post-tool hooks** — a ``Block`` here cannot undo the call; its reason is appended to the
    result so the model learns about it.
 
 Every refusal is a tool result the model can read, so the history stays valid. The engine
@@ -31,11 +35,13 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from .checkpoints import Checkpoints
 from .events import Approval, ApprovalCallback, ApprovalDecision, ApprovalRequest
 from .executor import Gate, Refusal, tool_summary
 from .hooks import HookAction, HookEvent, HookRegistry, hooks_from_config
 from .permissions import (
     Permission,
+    PermissionDecision,
     PermissionEngine,
     PermissionMode,
     PermissionRule,
@@ -66,11 +72,15 @@ class GatePipeline(Gate):
         checks: Iterable[SafetyCheck] = (),
         permissions: PermissionEngine | None = None,
         approve: ApprovalCallback | None = None,
+        checkpoints: Checkpoints | None = None,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> None:
         self.hooks = hooks
         self.checks: list[SafetyCheck] = list(checks)
         self.permissions = permissions
         self.approve = approve
+        self.checkpoints = checkpoints
+        self.workspace = os.fspath(workspace) if workspace is not None else None
         self._approval_lock = asyncio.Lock()
 
     @classmethod
@@ -144,9 +154,14 @@ class GatePipeline(Gate):
                 return Refusal(
                     f"error: safety check failed: {type(exc).__name__}: {exc}", "blocked"
                 )
-        if self.permissions is None:
-            return call
-        return await self._permit(call, tool)
+        if self.permissions is not None:
+            permitted = await self._permit(call, tool)
+            if isinstance(permitted, Refusal):
+                return permitted
+            call = permitted
+        if self.checkpoints is not None:
+            self.checkpoints.before_tool(call.name, call.arguments, self.workspace or os.getcwd())
+        return call
 
     async def after_tool(self, call: ToolCall, result: str) -> str:
         if self.hooks is None:
@@ -159,9 +174,22 @@ class GatePipeline(Gate):
         return result
 
     # -- permission and approval --------------------------------------------------------------
-    async def _permit(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+    def _decide(self, call: ToolCall, tool: Tool) -> PermissionDecision:
         assert self.permissions is not None
         decision = self.permissions.decide(tool, call.arguments)
+        if (
+            decision.permission is Permission.Allow
+            and getattr(tool, "always_ask", False) is True
+            and call.name not in self.permissions.session_allows
+        ):
+            # code that runs in the user's own process (the kernel) is never waved through
+            # by a mode or an allow rule: only the person, or their "always allow"
+            return PermissionDecision(Permission.Ask, f"`{call.name}` runs code, so it always asks")
+        return decision
+
+    async def _permit(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+        assert self.permissions is not None
+        decision = self._decide(call, tool)
         if decision.permission is Permission.Allow:
             return call
         if decision.permission is Permission.Deny:
@@ -177,7 +205,8 @@ class GatePipeline(Gate):
             # mode's "ask first" is waived. Deny rules, explicit ask rules (decision.rule) and
             # the control-file rule (decision.explicit) still decide.
             return call
-        if self.approve is None:
+        if self.approve is None or getattr(self.approve, "target", self.approve) is None:
+            # no callback, or a session's proxy that no front end points anywhere
             return Refusal(
                 f"error: `{call.name}` needs the user's approval ({decision.reason}), but no "
                 "approval callback is set, so the call was not run",
@@ -185,7 +214,7 @@ class GatePipeline(Gate):
             )
         # One question at a time; an answer "for this session" may settle the next one.
         async with self._approval_lock:
-            decision = self.permissions.decide(tool, call.arguments)
+            decision = self._decide(call, tool)
             if decision.permission is Permission.Allow:
                 return call
             if decision.permission is Permission.Deny:
@@ -260,6 +289,7 @@ def build_gate(
     blocked_commands: Iterable[str] | None = None,
     protected_patterns: Iterable[str] | None = None,
     checks: Iterable[SafetyCheck] = (),
+    checkpoints: Checkpoints | None = None,
 ) -> GatePipeline:
     """The usual pipeline: a :class:`PathValidator` for ``workspace`` (default: the current
     directory), a :class:`CommandFilter` (``blocked_commands``, default the recommended list),
@@ -283,4 +313,11 @@ def build_gate(
     engine = PermissionEngine.for_mode(
         mode, rules=rules, allow=allow, ask=ask, deny=deny, workspace=ws
     )
-    return GatePipeline(hooks=hooks, checks=all_checks, permissions=engine, approve=approve)
+    return GatePipeline(
+        hooks=hooks,
+        checks=all_checks,
+        permissions=engine,
+        approve=approve,
+        checkpoints=checkpoints,
+        workspace=ws,
+    )

@@ -20,8 +20,9 @@ Events stream as in :class:`~clawnb.agent.StreamingAgent` (``TextDelta``, ``Tool
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from .agent import StreamingAgent, stream_forwarder
 from .events import EventCallback
@@ -33,8 +34,11 @@ __all__ = [
     "EXIT_PLAN",
     "PLAN_SUBMITTED",
     "PlanAgent",
+    "PlanReview",
+    "PlanVerdict",
     "exit_plan_definition",
     "plan_title",
+    "read_only_tool_names",
 ]
 
 DEFAULT_PLAN_PROMPT = (
@@ -56,6 +60,37 @@ def plan_title(prompt: str) -> str:
     if not prompt.startswith(instructions):
         return prompt
     return "/plan " + prompt[len(instructions) :].strip().removeprefix("Task:").strip()
+
+
+@dataclass(frozen=True)
+class PlanVerdict:
+    """What the person decided about a plan: ``execute`` it, ``revise`` it with
+    ``feedback``, or ``stop`` (keep the plan, run nothing)."""
+
+    action: Literal["execute", "revise", "stop"]
+    feedback: str = ""
+
+    @classmethod
+    def execute(cls) -> PlanVerdict:
+        return cls("execute")
+
+    @classmethod
+    def revise(cls, feedback: str) -> PlanVerdict:
+        return cls("revise", feedback)
+
+    @classmethod
+    def stop(cls) -> PlanVerdict:
+        return cls("stop")
+
+
+# A front end's plan reviewer: gets the plan text, returns the person's verdict.
+PlanReview = Callable[[str], Awaitable[PlanVerdict]]
+
+
+def read_only_tool_names(tools: Iterable[Any]) -> list[str]:
+    """The names of the tools that declare ``read_only`` — what production planning offers
+    (the book's default set includes ``bash``, which can change anything)."""
+    return sorted(t.definition.name for t in tools if getattr(t, "read_only", False) is True)
 
 
 def exit_plan_definition() -> ToolDefinition:

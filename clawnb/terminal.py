@@ -47,17 +47,29 @@ class TerminalRenderer:
         self._in_reasoning = False
         self._summaries: dict[str, str] = {}  # calls announced, waiting for their result
         self._last_call: str | None = None
+        self._indent = ""  # a subagent's calls are indented under the call they work for
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
 
-    def _end_text(self) -> None:
+    def end_text(self) -> None:
         if self._in_text:
             self.out.write("\n")
             self._in_text = False
         self._in_reasoning = False
 
     def __call__(self, event: Any) -> None:
+        if isinstance(event, AgentEvent.Nested):
+            # a subagent's tool calls, results and errors (its answer is the parent call's
+            # result, so its text is not repeated)
+            inner = event.event
+            if isinstance(inner, (AgentEvent.ToolCall, AgentEvent.ToolResult, AgentEvent.Error)):
+                saved, self._indent = self._indent, "    " * event.depth
+                try:
+                    self(inner)
+                finally:
+                    self._indent = saved
+            return
         # every string an event carries comes from the model, a tool or a file: neutralise it
         if isinstance(event, AgentEvent.ToolResult) and "\r" in event.content:
             # progress bars redraw a line with bare CRs: show their frames as lines
@@ -70,26 +82,27 @@ class TerminalRenderer:
         match event:
             case AgentEvent.TextDelta(text=text):
                 if self._in_reasoning:  # the answer starts on its own line, not glued to it
-                    self._end_text()
+                    self.end_text()
                 self._in_reasoning = False
                 self.out.write(text)
                 self._in_text = True
             case AgentEvent.ReasoningDelta(text=text):
                 if self._in_text and not self._in_reasoning:
-                    self._end_text()
+                    self.end_text()
                 self.out.write(self._style(text, "2"))
                 self._in_text = self._in_reasoning = True
             case AgentEvent.ToolCall(summary=summary, id=call_id):
-                self._end_text()
-                self.out.write(self._style("⏺" + summary.removeprefix("   "), "1;36") + "\n")
+                self.end_text()
+                line = self._indent + "⏺" + summary.removeprefix("   ")
+                self.out.write(self._style(line, "1;36") + "\n")
                 self._summaries[call_id] = summary
                 self._last_call = call_id
             case AgentEvent.ToolResult(id=call_id, content=content, outcome=outcome):
-                self._end_text()
+                self.end_text()
                 if call_id != self._last_call and call_id in self._summaries:
                     # several calls were announced (or ran concurrently) before this result:
                     # repeat which call it belongs to
-                    header = "⏺" + self._summaries[call_id].removeprefix("   ")
+                    header = self._indent + "⏺" + self._summaries[call_id].removeprefix("   ")
                     self.out.write(self._style(header, "1;36") + "\n")
                 self._summaries.pop(call_id, None)
                 self._last_call = None
@@ -101,11 +114,11 @@ class TerminalRenderer:
                     "interrupted": "⎿ ✗ ",
                 }.get(outcome, "⎿ ")
                 for i, row in enumerate(preview(content)):
-                    prefix = "    " + (mark if i == 0 else "  ")
+                    prefix = self._indent + "    " + (mark if i == 0 else "  ")
                     self.out.write(self._style(prefix + row, "2") + "\n")
             case AgentEvent.Done():
-                self._end_text()
+                self.end_text()
             case AgentEvent.Error(message=message):
-                self._end_text()
-                self.out.write(self._style(f"error: {message}", "31") + "\n")
+                self.end_text()
+                self.out.write(self._style(f"{self._indent}error: {message}", "31") + "\n")
         self.out.flush()

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import Approval, ApprovalRequest
+from ..planning import PlanVerdict
 from .render import ANSWERING, PENDING, RUNNING, WAITING, Card, WidgetView
 
-__all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "env_policy"]
+__all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "PlanReviewer", "env_policy"]
 
 APPROVE_CHOICES = ("auto", "widget", "stdin", "allow", "deny")
 DENIED_BY_USER = "they clicked Deny in the notebook"
@@ -195,3 +196,47 @@ class NotebookInputHandler:
             if card.name == "ask_user" and card.status == RUNNING:
                 return card
         return None
+
+
+class PlanReviewer:
+    """The notebook's :data:`~clawnb.planning.PlanReview`: Execute / Revise buttons under the
+    plan, a ``[y]es / [r]evise / [n]o`` line on stdin, or the approval policy (``allow``
+    executes, ``deny`` keeps the plan and runs nothing). Each choice is written into the
+    transcript, so a saved notebook says who decided."""
+
+    def __init__(self, view: Any, approver: Approver) -> None:
+        self.view = view
+        self.approver = approver
+
+    async def __call__(self, plan: str) -> PlanVerdict:
+        view = self.view
+        how, why = await self.approver.channel()
+        if how == "widget" and isinstance(view, WidgetView):
+            choice = await view.choose("Plan ready — execute it?", ["Execute", "Revise"])
+        elif how == "stdin":
+            prompt = "Execute the plan? [y]es / [r]evise / [n]o: "
+            reply = (await self.approver.ask_line(prompt)).strip().lower()
+            choice = (
+                "Execute"
+                if reply in ("y", "yes")
+                else "Revise"
+                if reply.startswith("r")
+                else "Stop"
+            )
+        else:
+            choice = "Execute" if how == "allow" else "Stop"
+            view.note(f"plan {'executed' if how == 'allow' else 'not executed'} ({why})")
+        if choice == "Execute":
+            if how in ("widget", "stdin"):
+                view.note("plan approved: executing it")
+            return PlanVerdict.execute()
+        if choice == "Stop":
+            if how == "stdin":
+                view.note("plan not executed")
+            return PlanVerdict.stop()
+        if how == "widget" and isinstance(view, WidgetView):
+            feedback = await view.choose("What should change in the plan?", [])
+        else:
+            feedback = await self.approver.ask_line("What should change? ")
+        view.note(f"revise the plan: {feedback}")
+        return PlanVerdict.revise(feedback)

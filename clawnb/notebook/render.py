@@ -189,6 +189,7 @@ class Card:
     preview: Any = None
     # only "Approve" or "Deny" make sense (a change to the agent's own configuration)
     once_only: bool = False
+    parent: str = ""  # the call a subagent made this one for ("" for the agent's own calls)
 
     @property
     def title(self) -> str:
@@ -283,6 +284,8 @@ class Transcript:
 
     def apply(self, event: Any) -> Block | None:
         """Record ``event``; return the block that changed (``None`` for footer-only changes)."""
+        if isinstance(event, AgentEvent.Nested):
+            return self._apply_nested(event)
         match event:
             case AgentEvent.TextDelta(text=text):
                 self.in_turn = True
@@ -328,6 +331,20 @@ class Transcript:
             case AgentEvent.Error(message=message):
                 return self.note(f"error: {message}")
         return None
+
+    def _apply_nested(self, event: Any) -> Block | None:
+        """A subagent's tool calls become cards marked with the call they work for (so their
+        approvals get buttons too); its text is the parent call's result, not shown twice."""
+        inner = event.event
+        if not isinstance(
+            inner, (AgentEvent.ToolCall, AgentEvent.ToolRunning, AgentEvent.ToolResult)
+        ):
+            return None
+        block = self.apply(inner)
+        card = self.cards.get(inner.id)
+        if card is not None:
+            card.parent = event.parent_id
+        return block
 
     def note(self, text: str) -> Block:
         block = Block("note", text)
@@ -424,11 +441,18 @@ def close_fences(text: str) -> str:
 
 
 def _card_plain(card: Card) -> str:
-    head = f"[{card.name}{': ' + card.title if card.title else ''}] {card.label()}"
+    head = (
+        f"{_nested_mark(card)}[{card.name}{': ' + card.title if card.title else ''}] {card.label()}"
+    )
     if card.result:
         body = "\n".join("    " + row for row in preview(card.result, lines=6).splitlines())
         return head + "\n" + body
     return head
+
+
+def _nested_mark(card: Card) -> str:
+    """Cards of a subagent's calls start with an arrow: they belong to the card above."""
+    return "↳ subagent: " if card.parent else ""
 
 
 class Throttle:
@@ -1007,6 +1031,7 @@ def _card_head_inner(card: Card) -> str:
     hint = html.escape(scrub(card.hint())) if card.finished else ""
     hint_html = f" <span class='clawnb-muted'>· {hint}</span>" if hint else ""
     return (
+        f"{html.escape(_nested_mark(card))}"
         f"<span class='clawnb-icon' aria-hidden='true'>{icon}</span> "
         f"<b>{html.escape(card.name)}</b>{title_html} "
         f"<span class='clawnb-status'>{status}</span>{hint_html}"

@@ -25,17 +25,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..assemble import AgentSession
+from ..checkpoints import Checkpoints
 from ..events import AgentEvent
-from ..executor import Gate, Refusal
-from ..types import Message, ToolCall, ToolResult
-from .approval import Approver, NotebookInputHandler, env_policy
-from .checkpoint import Checkpoints
+from ..types import Message, ToolResult
+from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .render import TextView, WidgetView
 from .secrets import scrub
 
 __all__ = [
     "ClawInterrupted",
-    "NotebookGate",
     "NotebookSession",
     "get_session",
     "repair_history",
@@ -47,21 +46,6 @@ NOTEBOOK_PROMPT = (
     "can inspect the user's kernel variables (inspect_variable) and run Python in their live "
     "kernel (run_python, always approved by the user first). Answer in Markdown."
 )
-
-
-class InputProxy:
-    """The AskTool's handler for the whole session; forwards to the running cell's handler
-    (the tools outlive cells, the buttons do not)."""
-
-    def __init__(self) -> None:
-        self.target: Any = None
-
-    async def ask(self, question: str, options: list[str]) -> str:
-        if self.target is None:
-            from ..tools.base import ToolError
-
-            raise ToolError("no notebook cell is running to ask the user")
-        return await self.target.ask(question, options)
 
 
 INTERRUPTED_LINE = "interrupted: the turn was stopped; the conversation is kept"
@@ -109,58 +93,16 @@ def repair_history(messages: list[Message]) -> None:
             i += 1
 
 
-class NotebookGate(Gate):
-    """The engine's gate plus what the notebook adds: a checkpoint of every file about to be
-    changed, and a question before every ``always_ask`` tool (``run_python``) even in modes
-    that would not ask."""
-
-    def __init__(self, inner: Gate | None, approver: Approver, session: NotebookSession) -> None:
-        self.inner = inner
-        self.approver = approver
-        self.session = session
-
-    async def agent_start(self, prompt: str) -> None:
-        if self.inner is not None:
-            await self.inner.agent_start(prompt)
-
-    async def agent_end(self, response: str) -> None:
-        if self.inner is not None:
-            await self.inner.agent_end(response)
-
-    async def before_tool(self, call: ToolCall, tool: Any) -> ToolCall | Refusal:
-        decision: ToolCall | Refusal = call
-        if self.inner is not None:
-            decision = await self.inner.before_tool(call, tool)
-        if isinstance(decision, Refusal):
-            return decision
-        if getattr(tool, "always_ask", False) and decision.id not in self.approver.asked:
-            from ..events import ApprovalRequest
-            from ..executor import tool_summary
-
-            answer = await self.approver(
-                ApprovalRequest(decision, tool_summary(decision).strip(), "runs code in the kernel")
-            )
-            if not answer.allowed:
-                reason = f": {answer.reason}" if answer.reason else ""
-                return Refusal(f"error: the user denied this tool call{reason}", "denied")
-        self.session.checkpoints.before_tool(decision.name, decision.arguments, self.session.cwd)
-        return decision
-
-    async def after_tool(self, call: ToolCall, result: str) -> str:
-        if self.inner is not None:
-            return await self.inner.after_tool(call, result)
-        return result
-
-
 @dataclass
 class NotebookSession:
-    """Everything ``%%claw`` cells in one kernel share."""
+    """Everything ``%%claw`` cells in one kernel share. ``mode`` ``None`` means the project's
+    configured mode (``.claw/config.toml``, user config, ``CLAWNB_MODE``), read at each cell."""
 
     shell: Any = None
     messages: list[Message] = field(default_factory=list)
     model: str | None = None
     base_url: str | None = None
-    mode: str = "default"
+    mode: str | None = None
     cwd: str = field(default_factory=os.getcwd)
     max_turns: int | None = None
     always_allowed: set[str] = field(default_factory=set)
@@ -172,18 +114,19 @@ class NotebookSession:
     cells: int = 0
     provider: Any = None
     provider_key: tuple[Any, ...] | None = None
-    bundle: Any = None
-    bundle_key: tuple[Any, ...] | None = None
-    file_state: Any = None
+    agent: AgentSession | None = None
+    agent_key: tuple[Any, ...] | None = None
     running: bool = False
-    input_proxy: InputProxy = field(default_factory=lambda: InputProxy())
 
     # -- configuration -------------------------------------------------------------------------
 
     def config(self) -> Any:
         from ..config import ConfigLoader
 
-        return ConfigLoader.load(project_dir=self.cwd)
+        config = ConfigLoader.load(project_dir=self.cwd)
+        if self.base_url:
+            config = config.model_copy(update={"base_url": self.base_url})
+        return config
 
     def resolved_model(self) -> tuple[str, str]:
         """``(model, base_url)``: cell/session options first, then the config layers."""
@@ -196,72 +139,72 @@ class NotebookSession:
             default_model, default_url = "openrouter/free", "https://openrouter.ai/api/v1"
         return self.model or default_model, self.base_url or default_url
 
+    def resolved_mode(self) -> str:
+        """The mode a cell runs in: ``--mode`` / ``%claw mode`` if given, else the project's."""
+        if self.mode is not None:
+            return self.mode
+        try:
+            return str(self.config().permissions.mode)
+        except Exception:  # the cell reports the broken config when it builds the agent
+            return "default"
+
     def get_provider(self, replay: str | None = None) -> Any:
         """The session's provider, rebuilt only when model, endpoint or replay file change (so a
         scripted model continues its script across cells)."""
+        from ..assemble import make_provider
+
         model, base_url = self.resolved_model()
         key = (model, base_url, replay)
         if self.provider is not None and self.provider_key == key:
             return self.provider
-        provider: Any
-        if replay or model.startswith(("scripted:", "replay:")):
-            from ..providers.replay import ScriptedProvider
-
-            path = replay or model.split(":", 1)[1]
-            provider = ScriptedProvider.from_file(_here(path))
+        if replay:
+            provider = make_provider(f"scripted:{_here(replay)}", self.config())
+        elif model.startswith(("scripted:", "replay:")):
+            prefix, path = model.split(":", 1)
+            provider = make_provider(f"{prefix}:{_here(path)}", self.config())
         else:
-            provider = _http_provider(model, base_url)
+            provider = make_provider(model, self.config(), require_key=True)
         self.provider, self.provider_key = provider, key
-        self.bundle = None
+        self.agent = None
         return provider
 
-    def agent_bundle(self, options: CellOptions) -> Any:
-        """The engine's wired agent (:func:`clawnb.assemble.build_agent`: config, gate, system
-        prompt with project instructions, compaction, cost, subagents) over this session's
-        provider, tools and history; rebuilt only when model, mode, workspace or recording
-        change. Per-cell parts (approver, view) are swapped in by :func:`run_claw`."""
+    def agent_session(self, options: CellOptions) -> AgentSession:
+        """The engine's session (:func:`clawnb.build_agent`: config, gate, system prompt with
+        project instructions, compaction, cost, subagents, checkpoints) over this kernel's
+        provider, history and kernel tools; rebuilt only when the provider, workspace or
+        recording change. Mode and turn limit are set per cell with ``configure``."""
         provider = self.get_provider(options.replay)
-        model, base_url = self.resolved_model()
-        key = (id(provider), self.mode, self.cwd, options.record)
-        if self.bundle is not None and self.bundle_key == key:
-            return self.bundle
+        model, _base_url = self.resolved_model()
+        key = (id(provider), self.cwd, options.record)
+        if self.agent is not None and self.agent_key == key:
+            return self.agent
         from ..assemble import build_agent
 
-        config = self.config()
-        if self.base_url:
-            config = config.model_copy(update={"base_url": self.base_url})
-        bundle = build_agent(
-            config,
+        agent = build_agent(
+            self.config(),
             workspace=self.cwd,
             provider=provider,
             model=model,
-            mode="default" if self.mode == "plan" else self.mode,
-            tools=self.tools(self.input_proxy),
+            mode=self.resolved_mode(),
+            history=self.messages,
+            extra_tools=self.kernel_tools(),
+            ask_user=True,
+            web=False,
+            prompt_suffix=NOTEBOOK_PROMPT,
             streaming=hasattr(provider, "stream_chat"),
             record=_here(options.record) if options.record else None,
+            checkpoints=self.checkpoints,
         )
-        bundle.history = self.messages
-        bundle.system_prompt = f"{bundle.system_prompt}\n\n{NOTEBOOK_PROMPT}"
-        bundle.agent.system_prompt = bundle.system_prompt
-        self.bundle, self.bundle_key = bundle, key
-        return bundle
+        self.agent, self.agent_key = agent, key
+        return agent
 
-    def tools(self, input_handler: Any = None) -> list[Any]:
-        """The engine's standard tools for the workspace (one FileState for the whole
-        session, so read-before-edit spans cells) plus the kernel tools."""
-        from ..tools import FileState, default_tools
+    def kernel_tools(self) -> list[Any]:
+        """The tools that reach into the user's kernel (none without a shell)."""
+        if self.shell is None:
+            return []
         from .tools import InspectVariableTool, RunPythonTool
 
-        if self.file_state is None:
-            self.file_state = FileState()
-        tools: list[Any] = list(
-            default_tools(
-                self.cwd, file_state=self.file_state, input_handler=input_handler, web=False
-            )
-        )
-        if self.shell is not None:
-            tools += [InspectVariableTool(self.shell.user_ns), RunPythonTool(self.shell.user_ns)]
-        return tools
+        return [InspectVariableTool(self.shell.user_ns), RunPythonTool(self.shell.user_ns)]
 
     # -- line magic answers ---------------------------------------------------------------------
 
@@ -270,7 +213,7 @@ class NotebookSession:
         its script again (the provider is rebuilt on the next cell)."""
         self.messages.clear()
         self.provider = self.provider_key = None
-        self.bundle = self.bundle_key = None
+        self.agent = self.agent_key = None
         self.always_allowed.clear()
         self.input_tokens = self.output_tokens = self.turns = 0
         return "conversation cleared"
@@ -282,7 +225,7 @@ class NotebookSession:
         return "\n".join(
             [
                 f"model: {model}" + (f" @ {base_url}" if base_url else ""),
-                f"mode: {self.mode}",
+                f"mode: {self._mode_line()}",
                 f"workspace: {self.cwd}",
                 f"conversation: {len(self.messages)} messages, {user_turns} prompts",
                 f"always allowed: {allowed}",
@@ -290,6 +233,10 @@ class NotebookSession:
                 f"approval policy without a frontend: {env_policy()[0]}",
             ]
         )
+
+    def _mode_line(self) -> str:
+        mode = self.resolved_mode()
+        return mode if self.mode is not None else f"{mode} (from the project's configuration)"
 
     def history(self, limit: int = 200) -> str:
         lines = []
@@ -310,15 +257,15 @@ class NotebookSession:
         return scrub("\n".join(lines) or "(empty conversation)")
 
     def cost(self) -> str:
-        if self.bundle is not None:
-            return self.bundle.cost.summary()
+        if self.agent is not None:
+            return self.agent.cost.summary()
         return f"tokens: {self.input_tokens} in + {self.output_tokens} out"
 
     def config_text(self) -> str:
         from .secrets import KEY_ENV_VARS, mask
 
         model, base_url = self.resolved_model()
-        lines = [f"model = {model}", f"base_url = {base_url}", f"mode = {self.mode}"]
+        lines = [f"model = {model}", f"base_url = {base_url}", f"mode = {self._mode_line()}"]
         lines.append(f"workspace = {self.cwd}")
         lines.append(f"max_turns = {self.max_turns}")
         from ..secrets import read_dotenv
@@ -349,29 +296,6 @@ def _user_traceback(error: BaseException) -> str:
     frames = [f for f in exc.stack if marker not in f.filename][-5:]
     exc.stack = traceback.StackSummary.from_list(frames)
     return "".join(exc.format()).rstrip()
-
-
-def _http_provider(model: str, base_url: str) -> Any:
-    """An OpenAI-compatible provider. A remote endpoint needs a key from the environment (or
-    ``.env``): without one, say so at once instead of sending unauthenticated requests."""
-    from urllib.parse import urlsplit
-
-    from ..errors import ProviderConfigError
-    from ..providers.openai import OpenAICompatProvider
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    options: dict[str, Any] = {"base_url": base_url}
-    if "anthropic/" in model or model.startswith("claude"):
-        options["cache_prompt"] = True  # as clawnb.assemble.make_provider does
-    if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".local"):
-        return OpenAICompatProvider(model, **options)
-    try:
-        provider = OpenAICompatProvider.from_env(model, **options)
-    except ProviderConfigError as exc:
-        raise ProviderConfigError(f"{exc}; or run offline with --model scripted:FILE") from None
-    # a key read from the notebook folder's .env is registered with the redactor by
-    # clawnb.secrets.env_key, so no cell output can show it
-    return provider
 
 
 def _here(path: str) -> Path:
@@ -488,7 +412,6 @@ async def run_claw(
     )
     session.running = True
     session.cells += 1
-    session.checkpoints.begin(f"cell {getattr(shell, 'execution_count', session.cells)}")
     heartbeat = asyncio.ensure_future(_heartbeat())
     interrupted = False
     failed = False
@@ -503,24 +426,21 @@ async def run_claw(
             if usage is not None:
                 session.input_tokens += usage.input_tokens
                 session.output_tokens += usage.output_tokens
-            if session.bundle is not None:
-                view.transcript.cost = _cost_part(session.bundle.cost)
+            if session.agent is not None:
+                view.transcript.cost = _cost_part(session.agent.cost)
 
     try:
-        bundle = session.agent_bundle(options)
-        inner = bundle.gate
-        if inner is not None and hasattr(inner, "approve"):
-            inner.approve = approver
-        gate = NotebookGate(inner, approver, session)
-        bundle.agent.gate = gate
-        if bundle._plan_agent is not None:
-            bundle._plan_agent.gate = gate
-        bundle.agent.max_turns = session.max_turns or bundle.config.max_turns or None
-        session.input_proxy.target = NotebookInputHandler(view, approver)
-        if session.mode == "plan":
-            await _run_plan(bundle, prompt, view, approver, on_event)
-        else:
-            await bundle.send(prompt, on_event)
+        agent = session.agent_session(options)
+        agent.configure(
+            mode=session.resolved_mode(),
+            max_turns=session.max_turns or agent.config.max_turns or 0,
+        )
+        label = f"cell {getattr(shell, 'execution_count', session.cells)}"
+        with (
+            agent.handlers(approve=approver, ask=NotebookInputHandler(view, approver)),
+            agent.checkpoints.turn(label),
+        ):
+            await agent.send(prompt, on_event, review=PlanReviewer(view, approver))
     except (asyncio.CancelledError, KeyboardInterrupt):
         interrupted = True
         if not raise_on_interrupt:
@@ -534,9 +454,7 @@ async def run_claw(
             view.note(f"error: {type(exc).__name__}: {scrub(str(exc))}")
     finally:
         heartbeat.cancel()
-        session.input_proxy.target = None
         repair_history(messages)
-        session.checkpoints.end()
         session.running = False
         view.finish()
     if interrupted and raise_on_interrupt:
@@ -550,47 +468,3 @@ def _cost_part(tracker: Any) -> str:
     if getattr(tracker, "priced", False):
         return f"${tracker.total_cost():.4f}"
     return ""
-
-
-async def _run_plan(bundle: Any, prompt: str, view: Any, approver: Approver, on_event: Any) -> None:
-    """Plan mode: plan read-only, then Execute (same history) or Revise with feedback."""
-    plan_agent = bundle.plan_agent()
-    plan_agent.gate = bundle.agent.gate
-    plan_agent.max_turns = bundle.agent.max_turns
-    task = prompt
-    while True:
-        await bundle.plan(task, on_event)
-        how, why = await approver.channel()
-        if how == "widget" and isinstance(view, WidgetView):
-            choice = await view.choose("Plan ready — execute it?", ["Execute", "Revise"])
-        elif how == "stdin":
-            reply = (
-                (await approver.ask_line("Execute the plan? [y]es / [r]evise / [n]o: "))
-                .strip()
-                .lower()
-            )
-            choice = (
-                "Execute"
-                if reply in ("y", "yes")
-                else "Revise"
-                if reply.startswith("r")
-                else "Stop"
-            )
-        else:
-            choice = "Execute" if how == "allow" else "Stop"
-            view.note(f"plan {'executed' if how == 'allow' else 'not executed'} ({why})")
-        if choice == "Execute":
-            if how in ("widget", "stdin"):
-                view.note("plan approved: executing it")  # the saved rendering says who chose
-            await bundle.execute_plan(on_event)
-            return
-        if choice == "Stop":
-            if how == "stdin":
-                view.note("plan not executed")
-            return
-        if isinstance(view, WidgetView) and how == "widget":
-            feedback = await view.choose("What should change in the plan?", [])
-        else:
-            feedback = await approver.ask_line("What should change? ")
-        view.note(f"revise the plan: {feedback}")
-        task = f"Revise the plan: {feedback}"

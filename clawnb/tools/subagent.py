@@ -10,8 +10,12 @@ Semantics follow the book's starter-era reference: a missing ``task`` and a fail
 provider raise (the parent's loop turns that into an ``error: …`` result); running out of
 turns *returns* ``error: max turns exceeded``.
 
-The child's tool calls pass through ``gate`` when one is given — give it the parent's gate
-so a child cannot do what the parent would have to ask about.
+The child inherits the parent's control plane when it is given one: its tool calls pass
+through ``gate`` (give it the parent's gate — same mode, rules, approvals, checkpoints — so a
+child cannot do what the parent would have to ask about) and its results through
+``result_limit`` (the parent's redactor and size limit). Its events reach the front end of
+the ``subagent`` call as :class:`~clawnb.events.AgentEvent.Nested`, so its calls show under
+that call's card.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..events import AgentEvent
-from ..executor import Gate
+from ..events import AgentEvent, emit
+from ..executor import Gate, ResultLimit, current_call
 from ..types import Message, TokenUsage, Tool, ToolDefinition, ToolSet
 from .base import BaseTool, ToolError
 
@@ -43,6 +47,7 @@ class SubagentTool(BaseTool):
         read_only_tools: bool = False,
         gate: Gate | None = None,
         on_usage: Callable[[TokenUsage | None], Any] | None = None,
+        result_limit: ResultLimit | None = None,
         name: str = "subagent",
     ) -> None:
         self.provider = provider
@@ -51,6 +56,7 @@ class SubagentTool(BaseTool):
         self.read_only_tools = read_only_tools
         self.gate = gate
         self.on_usage = on_usage
+        self.result_limit = result_limit
         self._system_prompt: str | None = None
         self._max_turns = 10
         self.definition = ToolDefinition(
@@ -105,15 +111,20 @@ class SubagentTool(BaseTool):
             gate=_ToolCallsOnly(self.gate) if self.gate is not None else None,
             max_turns=self._max_turns,
             system_prompt=self._system_prompt,
+            result_limit=self.result_limit,
         )
         messages: list[Message] = [Message.User(task)]
+        parent = current_call.get()
 
-        def count(event: Any) -> None:
+        async def forward(event: Any) -> None:
             if isinstance(event, AgentEvent.TurnEnd) and self.on_usage is not None:
                 self.on_usage(event.turn.usage)
+            if parent is not None and parent.on_event is not None:
+                nested = AgentEvent.Nested(parent.call_id, event, parent.depth + 1)
+                await emit(parent.on_event, nested)
 
         try:
-            return await agent.chat(messages, count)
+            return await agent.chat(messages, forward)
         except MaxTurnsExceeded:
             return MAX_TURNS_EXCEEDED
 

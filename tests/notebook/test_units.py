@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.notebook.checkpoint import Checkpoints
+from clawnb.checkpoints import Checkpoints
 from clawnb.notebook.interpolate import collect_references, interpolate
 from clawnb.notebook.runner import repair_history
 from clawnb.notebook.secrets import mask, register_secret, scrub

@@ -1,14 +1,18 @@
 """Per-turn checkpoints of the files the agent writes, so ``%claw undo`` can put them back.
 
-Before a file-changing tool runs, :class:`Checkpoints` snapshots the file it is about to touch
-(its bytes, or the fact that it did not exist) into the current ``%%claw`` cell's checkpoint —
-only the first snapshot per path per cell counts, so undo returns to the state before the
-cell. ``undo()`` restores the most recent cell's files and drops that checkpoint.
+The session's gate calls :meth:`Checkpoints.before_tool` once a file-changing call is
+allowed, for the agent's own calls and its subagents' alike: it snapshots the file about to be
+touched (its bytes, or the fact that it did not exist) into the current turn's checkpoint
+(a ``%%claw`` cell, a chat message) — only the first snapshot per path per turn counts, so undo
+returns to the state before the turn. ``undo()`` restores the most recent turn's files and
+drops that checkpoint.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +72,7 @@ class Checkpoint:
 
 
 class Checkpoints:
-    """A stack of per-cell checkpoints (cells that changed no file leave none)."""
+    """A stack of per-turn checkpoints (turns that changed no file leave none)."""
 
     def __init__(self, limit: int = 50) -> None:
         self._stack: list[Checkpoint] = []
@@ -89,6 +93,24 @@ class Checkpoints:
 
     def end(self) -> None:
         self._current = None
+
+    @property
+    def active(self) -> bool:
+        """Whether a turn's checkpoint is open."""
+        return self._current is not None
+
+    @contextmanager
+    def turn(self, label: str) -> Iterator[None]:
+        """A checkpoint for one turn, unless the front end already opened one (a notebook
+        cell labels it ``cell N`` and may run plan and execute inside it)."""
+        if self.active:
+            yield
+            return
+        self.begin(label)
+        try:
+            yield
+        finally:
+            self.end()
 
     def __len__(self) -> int:
         return len(self._stack)
