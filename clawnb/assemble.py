@@ -37,8 +37,8 @@ from .config import Config, ConfigLoader
 from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
-from .secrets import redact
 from .permissions import PermissionMode
+from .secrets import redact
 from .session import SessionInfo, SessionLog, SessionStore, write_ahead
 from .session_api import ApprovalProxy, InputProxy
 from .types import Message, Tool, ToolSet

@@ -47,6 +47,7 @@ from pydantic import (
 
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
+from .permissions import PermissionMode
 from .trust import TrustStore, user_config_dir
 
 __all__ = [
@@ -77,7 +78,8 @@ __all__ = [
 DEFAULT_PROTECTED_PATTERNS = [".env", ".env.*", ".git/**"]
 DEFAULT_BLOCKED_COMMANDS = ["rm -rf /", "sudo *", "curl * | bash", "curl * | sh"]
 
-PermissionMode = Literal["default", "accept_edits", "plan", "bypass"]
+# The one PermissionMode (clawnb.permissions); a TOML string is accepted for it.
+Mode = Annotated[PermissionMode, Field(strict=False)]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
 """The output cap when none is configured: long enough for a whole file in one ``write``,
@@ -138,7 +140,7 @@ class PermissionsConfig(_Strict):
     argument pattern: ``"read"``, ``"mcp__*"``, ``"bash(git *)"``, ``"write(src/**)"``. Deny rules
     win in every mode."""
 
-    mode: PermissionMode = "default"
+    mode: Mode = PermissionMode.DEFAULT
     allow: list[Rule] = Field(default_factory=list)
     ask: list[Rule] = Field(default_factory=list)
     deny: list[Rule] = Field(default_factory=list)

@@ -20,12 +20,14 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from ..permissions import PermissionMode
+
 if TYPE_CHECKING:
     from .runner import CellOptions
 
 __all__ = ["ClawMagics", "ClawTransformer", "claw_cell", "parse_options"]
 
-MODES = ("default", "accept_edits", "plan", "bypass")
+MODES = tuple(mode.value for mode in PermissionMode)  # the one list of modes
 _CELL = re.compile(r"^%%claw(?:[ \t]+(.*))?$")
 
 
@@ -57,7 +59,8 @@ def _claw_signature(line: str = "") -> None:
 
     The conversation carries on across %%claw cells in this kernel. {name} inserts a kernel
     variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. Line magic:
-    %claw status | reset | history | cost | config | mode MODE | model NAME | undo | trust.
+    %claw status | reset | history | cost | config | mode MODE|project | model NAME | undo |
+    trust.
     """
 
 
@@ -218,10 +221,11 @@ class ClawMagics(Magics):
         elif command == "config":
             print(session.config_text())
         elif command == "mode":
-            if len(words) != 2 or words[1] not in MODES:
-                raise UsageError(f"usage: %claw mode {{{'|'.join(MODES)}}}")
-            session.mode = words[1]
-            print(f"mode: {session.mode}")
+            if len(words) != 2 or words[1] not in (*MODES, "project"):
+                raise UsageError(f"usage: %claw mode {{{'|'.join(MODES)}|project}}")
+            # "project": back to the project's configured mode
+            session.mode = None if words[1] == "project" else words[1]
+            print(f"mode: {session.resolved_mode()}")
         elif command == "model":
             if len(words) != 2:
                 raise UsageError("usage: %claw model NAME (or scripted:FILE)")

@@ -514,6 +514,10 @@ class _View:
 
     def __call__(self, event: Any) -> None:
         block = self.transcript.apply(event)
+        if isinstance(event, AgentEvent.Nested):  # a subagent's call: drawn like any card
+            if block is None:
+                return
+            event = event.event
         self._changed(block, event)
 
     def _changed(self, block: Block | None, event: Any) -> None:  # pragma: no cover - abstract
@@ -597,7 +601,8 @@ class TextView(_View):
                 self._end_text()
                 card = block.card
                 if card is not None and isinstance(event, AgentEvent.ToolCall):
-                    self._write(f"[{card.name}{': ' + card.title if card.title else ''}]\n")
+                    title = f"{card.name}{': ' + card.title if card.title else ''}"
+                    self._write(f"{_nested_mark(card)}[{title}]\n")
                     code = code_argument(card.arguments)
                     if code is not None:  # what an input() approval is about to allow
                         self._write("".join(f"    | {row}\n" for row in code[0].splitlines()))

@@ -323,3 +323,67 @@ def test_automatic_compaction_is_announced(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert seen
+
+
+def test_subagent_calls_show_indented_under_the_subagent_call(tmp_path):
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.txt").write_text("alpha\n")
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "s1", "name": "subagent", "arguments": {"task": "read"}}]},
+            {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "a.txt"}}]},
+            {"text": "child: it says alpha"},
+            {"text": "It says alpha."},
+        ],
+    )
+    child = _spawn(tmp_path, script, "--mode", "bypass")
+    child.sendline("what is in a.txt?")
+    child.expect(r"⏺ \[subagent\]\r\n")
+    child.expect(r"    ⏺ \[read: a.txt\]\r\n")  # the child's call, indented
+    child.expect(r"        ⎿ alpha\r\n")
+    child.expect("It says alpha.")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_plan_mode_plans_read_only_then_executes_once_approved(tmp_path):
+    script = _script(
+        tmp_path / "s.jsonl",
+        [
+            {
+                "text": "Plan: write x.txt",
+                "tool_calls": [
+                    {
+                        "id": "w0",
+                        "name": "write",
+                        "arguments": {"path": "early.txt", "content": "no"},
+                    }
+                ],
+            },
+            {"text": "Plan: write x.txt"},
+            {
+                "tool_calls": [
+                    {"id": "w1", "name": "write", "arguments": {"path": "x.txt", "content": "x"}}
+                ]
+            },
+            {"text": "Written."},
+        ],
+    )
+    child = _spawn(tmp_path, script, "--mode", "plan")
+    child.sendline("make x.txt")
+    child.expect(r"execute this plan\? ")
+    assert not (tmp_path / "ws" / "early.txt").exists()  # planning offered no write
+    child.sendline("y")
+    child.expect(r"\[y\]es / \[n\]o / \[a\]lways: ")  # executing still asks per write
+    child.sendline("y")
+    child.expect("Written.")
+    child.expect("you> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (tmp_path / "ws" / "x.txt").read_text() == "x"
+    assert not (tmp_path / "ws" / "early.txt").exists()
