@@ -47,7 +47,7 @@ from pydantic import (
 
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
-from .permissions import PermissionMode
+from .modes import PermissionMode
 from .trust import TrustStore, user_config_dir
 
 __all__ = [
@@ -78,7 +78,7 @@ __all__ = [
 DEFAULT_PROTECTED_PATTERNS = [".env", ".env.*", ".git/**"]
 DEFAULT_BLOCKED_COMMANDS = ["rm -rf /", "sudo *", "curl * | bash", "curl * | sh"]
 
-# The one PermissionMode (clawnb.permissions); a TOML string is accepted for it.
+# The one PermissionMode (clawnb.modes); a TOML string is accepted for it.
 Mode = Annotated[PermissionMode, Field(strict=False)]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 8192

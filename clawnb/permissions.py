@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from .modes import PermissionMode
 from .secrets import is_secret_file
 from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
 from .trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
@@ -68,30 +69,6 @@ class Permission(StrEnum):
     ALLOW = "allow"
     DENY = "deny"
     ASK = "ask"
-
-
-class PermissionMode(StrEnum):
-    """How much the agent may do without asking (seed 001, Claude Code's modes)."""
-
-    DEFAULT = "default"
-    ACCEPT_EDITS = "accept_edits"
-    PLAN = "plan"
-    BYPASS = "bypass"
-
-    @classmethod
-    def parse(cls, value: str | PermissionMode) -> PermissionMode:
-        """Accept ``"accept_edits"``, ``"acceptEdits"``, ``"accept-edits"`` and friends."""
-        if isinstance(value, PermissionMode):
-            return value
-        key = re.sub(r"[-\s]", "_", str(value).strip())
-        key = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", key).lower()
-        aliases = {"bypass_permissions": "bypass", "acceptedits": "accept_edits"}
-        key = aliases.get(key, key)
-        try:
-            return cls(key)
-        except ValueError:
-            known = ", ".join(m.value for m in cls)
-            raise ValueError(f"unknown permission mode {value!r}; use one of: {known}") from None
 
 
 def call_subject(tool: str, args: Any) -> str | None:
