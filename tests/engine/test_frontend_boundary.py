@@ -13,9 +13,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "clawnb"
 FRONT_ENDS = sorted((PACKAGE / "notebook").glob("*.py")) + [PACKAGE / "chat.py"]
 
-# Our own marks on IPython's shell, and ipywidgets' documented way to see a rendered view
-# (ARCHITECTURE §4.5) — not clawnb internals.
-FOREIGN_PRIVATE_OK = {"_clawnb_session", "_clawnb_transformer", "_clawnb_loaded", "_view_count"}
+# Our own marks (``_clawnb_*``) on IPython's shell and on widgets, and ipywidgets' documented
+# way to see a rendered view (ARCHITECTURE §4.5) — not clawnb internals.
+FOREIGN_PRIVATE_OK = {"_view_count"}
 # What build_agent wires once and every nested loop shares: a front end that assigned one of
 # these would change the guarantees for the main path only.
 SESSION_INTERNALS = {
@@ -43,7 +43,8 @@ def _violations(path: Path) -> list[str]:
         elif isinstance(node, ast.Attribute):
             private = node.attr.startswith("_") and not node.attr.startswith("__")
             on_self = isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-            if private and not on_self and node.attr not in FOREIGN_PRIVATE_OK:
+            ours = node.attr.startswith("_clawnb_") or node.attr in FOREIGN_PRIVATE_OK
+            if private and not on_self and not ours:
                 found.append(f"{node.lineno}: reaches into {ast.unparse(node)}")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

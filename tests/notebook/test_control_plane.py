@@ -62,6 +62,7 @@ def test_a_cell_without_mode_follows_the_projects_mode(shell, tmp_path: Path, ca
         tmp_path / "s.jsonl",
         [_call("w1", "write", path="a.txt", content="a"), {"text": "written"}],
     )
+    shell.run_line_magic("claw", "trust")  # an untrusted project may not widen the mode
     # no approval policy at all: only accept_edits lets the write run
     assert shell.run_cell("%%claw --model scripted:s.jsonl\nwrite a.txt").success
     assert (tmp_path / "a.txt").read_text() == "a"
