@@ -91,6 +91,8 @@ STYLE = (
     ".clawnb-card.clawnb-s-failed{border-left-color:var(--jp-error-color1,#d32f2f)}"
     ".clawnb-card.clawnb-s-waiting{border:2px solid var(--jp-warn-color1,#f57c00);"
     "border-left-width:6px;background:var(--jp-layout-color2,rgba(128,128,128,.12))}"
+    ".clawnb-card.clawnb-s-waiting:focus{outline:2px solid var(--jp-brand-color1,#1976d2);"
+    "outline-offset:2px}"
     ".clawnb-card summary{cursor:pointer;list-style-position:inside}"
     ".clawnb-card code{background:transparent;color:inherit}"
     ".clawnb-diff{font-family:var(--jp-code-font-family,monospace);"
@@ -681,6 +683,10 @@ class WidgetView(_View):
         self._buttons: dict[str, Any] = {}
         self._tick: asyncio.TimerHandle | None = None
         self._closed = False
+        # the anywidget that raises the tab title, scrolls to and focuses a waiting card and
+        # takes a/d/A; made on first need, dropped when the front end cannot render it
+        self._beacon: Any = None
+        self._beacon_off = False
 
     # -- frontend detection --------------------------------------------------------------------
 
@@ -717,6 +723,46 @@ class WidgetView(_View):
         self._display({"text/markdown": markdown, "text/plain": plain}, raw=True)
         for widget in [*self._all_widgets()]:
             widget.close()
+
+    # -- drawing attention ------------------------------------------------------------------
+
+    #: how long a front end may take to render the beacon before it is taken out again
+    BEACON_TIMEOUT = 5.0
+
+    def attention(self, what: str) -> None:
+        """Say that something waits for the person (``"approval"``, ``"answer"``,
+        ``"plan"``), or that nothing does any more (``""``)."""
+        if self._closed or self._beacon_off:
+            return
+        if self._beacon is None:
+            if not what:
+                return
+            from .beacon import make_beacon
+
+            beacon = make_beacon()
+            if beacon is None:  # anywidget is not installed: the card's frame still shows it
+                self._beacon_off = True
+                return
+            beacon._view_count = 0
+            self._beacon = beacon
+            self.root.children = (*self.root.children, beacon)
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                pass
+            else:
+                loop.call_later(self.BEACON_TIMEOUT, self._beacon_check)
+        self._beacon.waiting = what
+
+    def _beacon_check(self) -> None:
+        beacon = self._beacon
+        if beacon is None or self._closed or beacon._view_count:
+            return
+        # a front end without anywidget's extension: no error box left in the cell
+        self._beacon_off = True
+        self._beacon = None
+        self.root.children = tuple(c for c in self.root.children if c is not beacon)
+        beacon.close()
 
     def _all_widgets(self) -> list[Any]:
         found: list[Any] = []
@@ -864,8 +910,8 @@ class WidgetView(_View):
         w = self._w
         buttons = []
         choices = [
-            ("Approve", "approve", "run this call once"),
-            ("Deny", "deny", "do not run it; the model is told you said no"),
+            ("Approve", "approve", "run this call once (key: a)"),
+            ("Deny", "deny", "do not run it; the model is told you said no (key: d)"),
         ]
         if not card.once_only:
             # by tool name, not by call: the label says so before the user clicks
@@ -873,7 +919,7 @@ class WidgetView(_View):
                 (
                     f"Always allow {card.name}",
                     "always",
-                    f"allow every {card.name} call for the rest of this session",
+                    f"allow every {card.name} call for the rest of this session (key: A)",
                 )
             )
         for label, value, tip in choices:
@@ -897,9 +943,11 @@ class WidgetView(_View):
         if block is not None and block.widget is not None:
             block.widget.children = (*block.widget.children[:2], bar)
         self.throttle.flush_now()
+        self.attention("approval")
         try:
             return await answer
         finally:
+            self.attention("")
             for button in buttons:
                 button.disabled = True
             if block is not None and block.widget is not None and not self._closed:
@@ -958,9 +1006,11 @@ class WidgetView(_View):
             box.add_class("clawnb-question")
             self.body.children = (*self.body.children, box)
             parts = [prompt, row, box]
+        self.attention("answer")
         try:
             return await answer
         finally:
+            self.attention("")
             if not self._closed:
                 if card_block is not None:
                     card_block.widget.children = tuple(card_block.widget.children[:2])

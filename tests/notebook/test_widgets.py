@@ -541,7 +541,9 @@ async def test_always_allow_tooltip_says_it_covers_the_whole_tool(rendered_view)
     call = announce(view, name="bash")
     task = await ask(view, call, Approver(view, how="widget"))
     tips = {label: b.tooltip for label, b in buttons(view, "c1").items()}
-    assert tips["Always allow bash"] == "allow every bash call for the rest of this session"
+    assert tips["Always allow bash"] == (
+        "allow every bash call for the rest of this session (key: A)"
+    )
     assert "once" in tips["Approve"]
     click(buttons(view, "c1")["Approve"])
     await asyncio.wait_for(task, 1)
