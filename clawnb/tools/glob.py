@@ -140,6 +140,7 @@ class GitIgnore:
 
     def __init__(self, root: Path) -> None:
         self._specs: dict[str, Any] = {}
+        self._order: list[str] | None = None  # spec directories, deepest first
         root = Path(os.path.abspath(root))
         repo = self._find_repo(root)
         if repo is not None:
@@ -154,6 +155,7 @@ class GitIgnore:
                 # The caller pointed *into* an ignored directory (a venv, a build dir):
                 # they mean to search it, so the enclosing repository's rules step aside.
                 self._specs.clear()
+                self._order = None
 
     @staticmethod
     def _find_repo(start: Path) -> Path | None:
@@ -173,6 +175,7 @@ class GitIgnore:
         spec = GitIgnoreSpec.from_lines(lines)
         previous = self._specs.get(directory)
         self._specs[directory] = spec if previous is None else previous + spec
+        self._order = None
 
     def add_dir(self, directory: str) -> None:
         """Load ``directory/.gitignore`` if there is one."""
@@ -184,19 +187,18 @@ class GitIgnore:
         return bool(self._specs)
 
     def ignored(self, path: str, is_dir: bool) -> bool:
-        """Is the absolute ``path`` ignored?"""
-        directory = os.path.dirname(path)
-        while True:
-            spec = self._specs.get(directory)
-            if spec is not None:
-                rel = os.path.relpath(path, directory).replace(os.sep, "/")
-                result = spec.check_file(rel + "/" if is_dir else rel)
-                if result.include is not None:
-                    return bool(result.include)
-            parent = os.path.dirname(directory)
-            if parent == directory:
-                return False
-            directory = parent
+        """Is the absolute ``path`` ignored? The nearest ``.gitignore`` with a verdict decides."""
+        if self._order is None:
+            self._order = sorted(self._specs, key=len, reverse=True)
+        for directory in self._order:  # a handful of files, not every level of the path
+            prefix = directory if directory.endswith("/") else directory + "/"
+            if not path.startswith(prefix):
+                continue
+            rel = path[len(prefix) :].replace(os.sep, "/")
+            result = self._specs[directory].check_file(rel + "/" if is_dir else rel)
+            if result.include is not None:
+                return bool(result.include)
+        return False
 
 
 def walk_files(

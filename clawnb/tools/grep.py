@@ -5,23 +5,28 @@ The book's contract: ``pattern`` (regex, required), ``path`` (file or directory,
 (1-based, a space after the second colon); nothing found gives ``no matches found``; a missing
 path gives ``path does not exist: …``; a bad regex ``invalid regex pattern: …``.
 
-How it searches:
+How it searches — which files (the selection) and how they are searched (the backend) are kept
+apart, so every rule about which files a search may open lives in one place:
 
-1. The file list comes from the same walk as :class:`~clawnb.tools.glob.GlobTool` — hidden
-   directories skipped, ``.gitignore`` honoured, symlinked directories not entered — sorted by
-   path, so the output order never depends on the file system. A directory search never
-   opens a secret file (``.env``, keys), a symlink leading out of the workspace or a file
-   with several hard links (:func:`searchable`): no match/no-match oracle, no escape.
-2. The files are then searched by the system ``grep`` (``grep -P`` in the C locale, several
-   processes in parallel, each killed if the call is cancelled) when one with PCRE support is
-   on ``PATH``; otherwise by a pure-Python scanner. Both read bytes, treat files containing NUL
-   as binary (skipped), use Perl-style regex semantics with ASCII ``\\d \\w \\s``, and feed the
-   same formatter, so the output is identical whichever engine ran (tested on both).
+1. Selection: the same walk as :class:`~clawnb.tools.glob.GlobTool` — hidden directories
+   skipped, ``.gitignore`` honoured, symlinks not followed (a symlinked file is searched only
+   when named directly, as ripgrep and ``git grep`` do) — sorted by path, so the output order
+   never depends on the file system. A directory search never answers from a secret file
+   (``.env``, keys) or a file with several hard links (:func:`searchable`): no match/no-match
+   oracle, no escape.
+2. Backend: ripgrep (``rg -P``) when it is installed, else the system ``grep -P`` (several
+   processes in parallel), else a pure-Python scanner. Every backend reads bytes, treats
+   files containing NUL as binary (skipped), uses Perl-style regex semantics with ASCII
+   ``\\d \\w \\s``, and feeds the same formatter, so the output is identical whichever engine
+   ran (tested on all three). Search processes are killed if the call is cancelled.
+   ripgrep walks the tree itself (that is where its speed comes from), with flags that make
+   its walk a superset of the selection; each file it reports is then put through the
+   selection's rules (:meth:`GrepTool._selected`) before anything is shown.
 3. Output is capped (default 200 lines, long lines cut at 500 characters) with a final
    ``… and N more matches`` line.
 
-Known edge: a file whose first NUL byte lies far into it (past grep's first buffer) may show
-its early matches with system grep and none with the Python scanner.
+Known edge: a file whose first NUL byte lies far into it (past a tool's first buffer) may show
+its early matches with rg or grep and none with the Python scanner.
 """
 
 from __future__ import annotations
@@ -34,14 +39,15 @@ import stat
 import subprocess
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from ..secrets import is_secret_file
 from ..types import ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
-from .glob import GlobError, cap_lines, compile_glob, sort_key, walk_files
+from .glob import GitIgnore, GlobError, cap_lines, compile_glob, sort_key, walk_files
 
-__all__ = ["GrepTool", "searchable", "system_grep"]
+__all__ = ["GrepTool", "rg_search", "searchable", "system_grep", "system_rg"]
 
 # Lookarounds and absolute anchors behave differently on a whole file than on one line, so
 # for those patterns the Python scanner skips its whole-file pre-check.
@@ -62,6 +68,23 @@ def system_grep() -> str | None:
             [exe, "-P", "-e", r"\d", os.devnull],
             capture_output=True,
             env={**os.environ, "LC_ALL": "C"},
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return exe if probe.returncode == 1 else None  # 1 = ran fine, found nothing
+
+
+@lru_cache(maxsize=1)
+def system_rg() -> str | None:
+    """Path of a ripgrep that supports ``-P`` (PCRE2), or ``None``."""
+    exe = shutil.which("rg")
+    if exe is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [exe, "--no-config", "-P", "-e", r"\d", os.devnull],
+            capture_output=True,
             timeout=5,
         )
     except (OSError, subprocess.SubprocessError):
@@ -118,44 +141,16 @@ async def grep_search(exe: str, pattern: str, files: list[str]) -> list[Match] |
 
     async def run(offset: int, batch: list[str]) -> list[Match] | None:
         async with limit:
-            proc = await asyncio.create_subprocess_exec(
-                exe,
-                "-P",
-                "-n",
-                "-H",
-                "-Z",
-                "-I",
-                "-s",
-                "-e",
-                pattern,
-                "--",
-                *batch,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-            )
-            try:
-                out, err = await proc.communicate()
-            except BaseException:
-                if proc.returncode is None:
-                    proc.kill()
-                    await proc.wait()
-                raise
-        if proc.returncode == 2 and not _pattern_ok(exe, pattern):
+            argv = [exe, "-P", "-n", "-H", "-Z", "-I", "-s", "-e", pattern, "--", *batch]
+            returncode, out = await _run_search(argv, env)
+        if returncode == 2 and not _pattern_ok(exe, pattern, "-P"):
             return None
         index = {path: offset + k for k, path in enumerate(batch)}
-        found: list[Match] = []
-        for record in out.split(b"\n"):
-            if not record:
-                continue
-            name, _, rest = record.partition(b"\x00")
-            number, _, line = rest.partition(b":")
-            file_index = index.get(os.fsdecode(name))
-            if file_index is None or not number.isdigit():
-                continue
-            found.append((file_index, int(number), line))
-        return found
+        return [
+            (index[name], number, line)
+            for name, number, line in _parse_records(out)
+            if name in index
+        ]
 
     results = await asyncio.gather(*(run(offset, batch) for offset, batch in batches))
     if any(r is None for r in results):
@@ -163,10 +158,42 @@ async def grep_search(exe: str, pattern: str, files: list[str]) -> list[Match] |
     return [m for r in results for m in r]  # type: ignore[union-attr]
 
 
+async def _run_search(
+    argv: list[str], env: dict[str, str], cwd: str | None = None
+) -> tuple[int, bytes]:
+    """Run one search process to the end: its exit status and output. Cancelling the call
+    kills it."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
+    try:
+        out, _ = await proc.communicate()
+    except BaseException:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        raise
+    return proc.returncode if proc.returncode is not None else 2, out
+
+
+def _parse_records(out: bytes) -> Iterable[tuple[str, int, bytes]]:
+    """``name NUL number : line`` records (grep ``-Z``, rg ``--null``) → (name, number, line)."""
+    for record in out.split(b"\n"):
+        name, nul, rest = record.partition(b"\x00")
+        number, _, line = rest.partition(b":")
+        if nul and number.isdigit():
+            yield os.fsdecode(name), int(number), line
+
+
 @lru_cache(maxsize=64)
-def _pattern_ok(exe: str, pattern: str) -> bool:
+def _pattern_ok(exe: str, pattern: str, *flags: str) -> bool:
     probe = subprocess.run(
-        [exe, "-P", "-e", pattern, os.devnull],
+        [exe, *flags, "-e", pattern, os.devnull],
         capture_output=True,
         env={**os.environ, "LC_ALL": "C"},
         timeout=5,
@@ -174,11 +201,128 @@ def _pattern_ok(exe: str, pattern: str) -> bool:
     return probe.returncode != 2
 
 
+_REGEX_SYNTAX = re.compile(r"[.^$*+?{}\[\]\\|()]")
+
+# Regexes built only from these pieces select the same lines in ripgrep's own engine as in
+# Python's (ASCII classes, no lookaround, no backreferences, no inline flags, no nested or
+# set-operation classes): plain characters, escaped punctuation, the \d \w \s \b classes and
+# their negations, . ^ $ | ( (?: ) * + ? and {m} {m,} {m,n}, and simple [...] classes.
+_PORTABLE_REGEX = re.compile(
+    r"""(?:
+        [^\\\[\](){}.^$*+?|]          # a plain character
+      | \\[dDwWsSbB.^$*+?{}()\[\]|\\-]  # an escape every engine reads alike
+      | [.^$|*+?]
+      | \(\?:  | \((?!\?)  | \)         # groups, but no (?flags), lookaround or names
+      | \{\d+(?:,\d*)?\}
+      | \[\^?(?:[^\\\[\]&~-]|\\[dDwWsS.\\\]\[-]|(?<=[^\[^])-(?=[^\]]))+\]
+    )*""",
+    re.VERBOSE,
+)
+
+
+def _rg_engine(pattern: str) -> tuple[str, ...]:
+    """ripgrep's flags for ``pattern``: its own engine when the answer cannot differ (a plain
+    string, or an ASCII regex of portable pieces — most searches, and several times faster),
+    else PCRE2, whose semantics are grep -P's and close to Python's."""
+    if pattern.isascii() and _PORTABLE_REGEX.fullmatch(pattern):
+        if not _REGEX_SYNTAX.search(pattern):
+            return ("--fixed-strings",)
+        return ()
+    return ("--pcre2",)
+
+
+# ripgrep, set up to walk a superset of the selection and to read bytes the way the other
+# engines do. What it cannot be told (ignore files above the search root, the repository's
+# info/exclude, secret files) :class:`_Selection` applies to each file it reports.
+_RG_FLAGS = (
+    "--no-config",  # a user's ripgreprc must not change what the model sees
+    "--no-unicode",  # byte semantics, ASCII classes: like grep -P in the C locale and Python
+    "--encoding=none",  # no BOM sniffing or transcoding
+    "--null",
+    "--line-number",
+    "--with-filename",
+    "--no-heading",
+    "--color=never",
+    "--no-messages",
+    "--hidden",  # hidden files are searched …
+    "--glob=!.*/",  # … hidden directories (.git included) are not
+    "--no-require-git",  # .gitignore counts outside a repository too
+    "--no-ignore-parent",
+    "--no-ignore-global",
+    "--no-ignore-dot",
+    "--no-ignore-exclude",
+)
+
+
+async def rg_search(exe: str, pattern: str, root: str) -> dict[str, list[tuple[int, bytes]]] | None:
+    """Search the tree under ``root`` with ripgrep: ``{relative path: [(line number, line)]}``.
+
+    Returns ``None`` when ripgrep rejected the pattern, so the caller can use another engine.
+    The paths are everything ripgrep's walk found; put them through the selection rules.
+    """
+    flags = (*_RG_FLAGS, *_rg_engine(pattern))
+    env = {**os.environ, "LC_ALL": "C"}
+    returncode, out = await _run_search([exe, *flags, "-e", pattern, "./"], env, root)
+    if returncode == 2 and not _pattern_ok(exe, pattern, *flags):
+        return None
+    found: dict[str, list[tuple[int, bytes]]] = {}
+    for name, number, line in _parse_records(out):
+        found.setdefault(name.removeprefix("./"), []).append((number, line))
+    return found
+
+
+class _Selection:
+    """The walk's rules (:func:`~clawnb.tools.glob.walk_files` plus :func:`searchable`) for one
+    relative path at a time — for a backend that walked the tree by itself. Ignore files are
+    loaded in the same order the walk loads them, so a path passes exactly when the walk
+    would have listed it."""
+
+    def __init__(
+        self,
+        root: str,
+        include_rx: re.Pattern[str] | None,
+        by_name: bool,
+        workspace: str,
+    ) -> None:
+        self.root = root
+        self.include_rx = include_rx
+        self.by_name = by_name
+        self.workspace = workspace
+        self.ignore = GitIgnore(Path(root))
+        self._loaded: set[str] = set()
+
+    def _enter(self, directory: str) -> None:
+        if directory not in self._loaded:
+            self._loaded.add(directory)
+            self.ignore.add_dir(directory)
+
+    def __call__(self, rel: str) -> bool:
+        parts = rel.split("/")
+        if any(not part or part[0] == "." for part in parts[:-1]):
+            return False
+        if self.include_rx is not None:
+            if not self.include_rx.match(parts[-1] if self.by_name else rel):
+                return False
+        directory = self.root
+        self._enter(directory)
+        for part in parts[:-1]:
+            directory = os.path.join(directory, part)
+            if self.ignore.ignored(directory, True):
+                return False
+            self._enter(directory)
+        path = os.path.join(self.root, rel)
+        if self.ignore.ignored(path, False) or os.path.islink(path):
+            return False
+        return searchable(path, self.workspace)
+
+
 def searchable(path: str, workspace: str) -> bool:
-    """May a directory search open ``path``? Not a secret file (``.env``, keys: a match/no-match
-    answer would leak them bit by bit), not a symlink that leads out of ``workspace``, and not
-    a file with several hard links (it may be a file outside). This is the file-selection rule
-    every search engine shares; a secret file named directly goes through the gate instead."""
+    """May a directory search answer from ``path``? Not a secret file (``.env``, keys: a
+    match/no-match answer would leak them bit by bit), not a symlink that leads out of
+    ``workspace``, and not a file with several hard links (it may be a file outside). This is
+    the file-selection rule every search engine shares (a directory search follows no
+    symlink at all, see the module doc); a secret file named directly goes through the gate
+    instead."""
     if is_secret_file(path):
         return False
     try:
@@ -192,9 +336,12 @@ def searchable(path: str, workspace: str) -> bool:
     return not (stat.S_ISREG(st.st_mode) and st.st_nlink > 1)
 
 
+_ENGINES = ("auto", "rg", "grep", "python")
+
+
 class GrepTool(BaseTool):
-    """Search file contents with a regex; ``engine`` is ``"auto"`` (system grep when it can,
-    else Python), ``"grep"`` or ``"python"``."""
+    """Search file contents with a regex; ``engine`` is ``"auto"`` (ripgrep when installed,
+    else the system grep when it can, else Python), ``"rg"``, ``"grep"`` or ``"python"``."""
 
     read_only = True
     concurrency_safe = True
@@ -207,8 +354,8 @@ class GrepTool(BaseTool):
         max_line_chars: int = 500,
         engine: str = "auto",
     ) -> None:
-        if engine not in ("auto", "grep", "python"):
-            raise ValueError(f"engine must be 'auto', 'grep' or 'python', not {engine!r}")
+        if engine not in _ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(_ENGINES)}, not {engine!r}")
         self.workspace = workspace
         self.max_results = max_results
         self.max_line_chars = max_line_chars
@@ -249,12 +396,22 @@ class GrepTool(BaseTool):
                 include_rx = compile_glob(include)
             except GlobError as exc:
                 raise ToolError(f"invalid include pattern: {exc}") from None
+        if self.engine == "rg" and system_rg() is None:
+            raise ToolError("ripgrep (rg) with -P support is not installed")
+        if self.engine == "grep" and system_grep() is None:
+            raise ToolError("no grep with -P support found on PATH")
+        target = resolve_path(path if path else ".", self.workspace)
+        rg = system_rg() if self.engine in ("auto", "rg") else None
+        if rg is not None and target.is_dir():
+            lines = await self._rg_matches(
+                rg, pattern, str(target), path or "", include, include_rx
+            )
+            if lines is not None:
+                return lines
         shown_files = await asyncio.to_thread(self._files, path, include, include_rx)
         real = [real for _, real in shown_files]
         found: list[Match] | None = None
-        exe = system_grep() if self.engine in ("auto", "grep") else None
-        if self.engine == "grep" and exe is None:
-            raise ToolError("no grep with -P support found on PATH")
+        exe = system_grep() if self.engine != "python" else None
         if exe is not None and real:
             found = await grep_search(exe, pattern, real)
             self.last_engine = "grep"
@@ -262,6 +419,32 @@ class GrepTool(BaseTool):
             found = await asyncio.to_thread(python_search, regex, real)
             self.last_engine = "python"
         return list(self._format(found, [shown for shown, _ in shown_files]))
+
+    async def _rg_matches(
+        self,
+        exe: str,
+        pattern: str,
+        target: str,
+        shown_base: str,
+        include: str | None,
+        include_rx: re.Pattern[str] | None,
+    ) -> list[str] | None:
+        """ripgrep walks and searches; its files go through the selection rules, then the
+        same ordering and formatter as the other engines. ``None``: rg refused the pattern."""
+        found = await rg_search(exe, pattern, target)
+        if found is None:
+            return None
+        root = os.path.abspath(target)
+        by_name = include is not None and "/" not in include
+        selected = _Selection(root, include_rx, by_name, self._inside())
+        rels = sorted((rel for rel in found if selected(rel)), key=sort_key)
+        shown = [os.path.join(shown_base, rel) if shown_base else rel for rel in rels]
+        matches = [(i, number, line) for i, rel in enumerate(rels) for number, line in found[rel]]
+        self.last_engine = "rg"
+        return list(self._format(matches, shown))
+
+    def _inside(self) -> str:
+        return os.path.realpath(self.workspace if self.workspace is not None else os.getcwd())
 
     def _files(
         self, path: str | None, include: str | None, include_rx: re.Pattern[str] | None
@@ -280,11 +463,12 @@ class GrepTool(BaseTool):
             rels = [rel for rel in rels if include_rx.match(rel)]
         ordered = sorted(rels, key=sort_key)
         root = os.path.abspath(target)
-        inside = os.path.realpath(self.workspace if self.workspace is not None else os.getcwd())
+        inside = self._inside()
         return [
             (os.path.join(shown_base, rel) if shown_base else rel, os.path.join(root, rel))
             for rel in ordered
-            if searchable(os.path.join(root, rel), inside)
+            if not os.path.islink(os.path.join(root, rel))
+            and searchable(os.path.join(root, rel), inside)
         ]
 
     def _format(self, found: list[Match], shown: list[str]) -> Iterable[str]:

@@ -1,21 +1,28 @@
 """GlobTool and GrepTool beyond the book: hidden dirs, .gitignore, symlinks, ordering, caps,
-binary and non-UTF-8 files, and the two grep engines giving identical output."""
+binary and non-UTF-8 files, and the three grep engines (ripgrep, grep -P, Python) giving
+identical output."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from clawnb.tools import GlobTool, GrepTool, ToolError
 from clawnb.tools.glob import compile_glob, sort_key
-from clawnb.tools.grep import grep_search, system_grep
+from clawnb.tools.grep import grep_search, system_grep, system_rg
 
 ENGINES = [
     "python",
     pytest.param(
         "grep", marks=pytest.mark.skipif(system_grep() is None, reason="no grep with -P on PATH")
+    ),
+    pytest.param(
+        "rg", marks=pytest.mark.skipif(system_rg() is None, reason="ripgrep is not installed")
     ),
 ]
 
@@ -176,7 +183,6 @@ async def test_grep_output(code_tree, engine):
         "b/d.txt:1: TODO in text",
         "crlf.txt:1: TODO crlf",
         "latin.txt:1: caf\ufffd TODO",
-        "link.py:3:     print('hi')  # TODO",
         "long.txt:1: TODO " + "x" * 25 + "…",
         "noeol.txt:2: TODO last",
         "u.txt:1: 日本語 TODO é",
@@ -202,13 +208,66 @@ async def test_grep_output(code_tree, engine):
     ],
 )
 async def test_grep_engines_agree(code_tree, pattern, include):
-    if system_grep() is None:
-        pytest.skip("no grep with -P on PATH")
+    if system_grep() is None or system_rg() is None:
+        pytest.skip("needs grep with -P and ripgrep on PATH")
     args = {"pattern": pattern} | ({"include": include} if include else {})
     by_python = await GrepTool(code_tree, engine="python").call(args)
     by_grep = await GrepTool(code_tree, engine="grep").call(args)
-    assert by_python == by_grep
+    by_rg = await GrepTool(code_tree, engine="rg").call(args)
+    assert by_python == by_grep == by_rg
     assert by_python != "no matches found" or pattern == "^$"
+
+
+@pytest.fixture
+def ignore_tree(tmp_path):
+    """A repository whose search root is a subdirectory: ignore rules from above the root and
+    from .git/info/exclude, nested .gitignore files with negations, hidden files and dirs,
+    secret files, hard links and symlinks — everything the selection decides."""
+    repo = tmp_path / "repo"
+    _tree(
+        repo,
+        {
+            ".git/info/exclude": "*.excluded\n",
+            ".gitignore": "*.log\nbuild/\n",
+            "src/.gitignore": "gen_*\n!gen_keep.py\n",
+            "src/a.py": "needle a\n",
+            "src/gen_x.py": "needle generated\n",
+            "src/gen_keep.py": "needle kept\n",
+            "src/run.log": "needle log\n",
+            "src/build/b.py": "needle build\n",
+            "src/x.excluded": "needle excluded\n",
+            "src/.hidden.py": "needle hidden file\n",
+            "src/.cache/c.py": "needle hidden dir\n",
+            "src/.env": "needle=secret\n",
+            "src/.env.example": "needle=template\n",
+            "src/deep/er/d.txt": "needle deep\n",
+            "outside.txt": "needle outside\n",
+        },
+    )
+    os.link(repo / "outside.txt", repo / "src" / "hard.txt")
+    (repo / "src" / "link.py").symlink_to(repo / "src" / "a.py")
+    (repo / "src" / "linkdir").symlink_to(repo / "src" / "deep")
+    return repo
+
+
+@pytest.mark.parametrize("include", [None, "*.py", "deep/**"])
+async def test_grep_engines_select_the_same_files(ignore_tree, include):
+    if system_grep() is None or system_rg() is None:
+        pytest.skip("needs grep with -P and ripgrep on PATH")
+    args = {"pattern": "needle", "path": "src"} | ({"include": include} if include else {})
+    outputs = {
+        engine: await GrepTool(ignore_tree, engine=engine).call(args)
+        for engine in ("python", "grep", "rg")
+    }
+    assert outputs["python"] == outputs["grep"] == outputs["rg"]
+    if include is None:
+        assert outputs["rg"].split("\n") == [
+            "src/.env.example:1: needle=template",
+            "src/.hidden.py:1: needle hidden file",
+            "src/a.py:1: needle a",
+            "src/deep/er/d.txt:1: needle deep",
+            "src/gen_keep.py:1: needle kept",
+        ]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -254,6 +313,12 @@ def test_grep_engine_validation():
         GrepTool(engine="ripgrep")
 
 
+async def test_grep_prefers_ripgrep_when_installed(code_tree):
+    tool = GrepTool(code_tree)
+    await tool.call({"pattern": "TODO"})
+    assert tool.last_engine == ("rg" if system_rg() else "grep" if system_grep() else "python")
+
+
 def test_grep_metadata():
     assert GrepTool.read_only and GrepTool.concurrency_safe
 
@@ -282,7 +347,8 @@ def _pids_reading(path: str) -> list[int]:
 
 
 async def test_cancelled_grep_processes_are_killed(tmp_path):
-    """grep blocked on a FIFO stands in for a long search: cancelling the call kills it."""
+    """grep blocked on a FIFO stands in for a long search: cancelling the call kills it (rg
+    runs through the same helper; its walk skips FIFOs, so it cannot be blocked this way)."""
     exe = system_grep()
     if exe is None:
         pytest.skip("no grep with -P on PATH")
@@ -314,3 +380,29 @@ async def test_glob_cap_keeps_the_first_paths_in_order_and_counts_the_rest(tmp_p
         "a/f03.txt",
         "… and 86 more files",
     ]
+
+
+_PIECES = ["a", "b", "TODO", " ", ".", "*", "+", "?", "^", "$", "|", "(", ")", "(?:", "x{1,2}"]
+_PIECES += [r"\d", r"\w", r"\s", r"\b", r"\W", "[a-c]", "[^ a]", r"\(", r"\."]
+_LINES = ["TODO a", "ab  b", "a1 (b)", "", "x.y_z 42", "\tTODO:", "bba", "(a|b)", "  ", "xx"]
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6))
+def test_ripgreps_own_engine_selects_the_lines_python_does(tmp_path, pieces):
+    # The fast path hands "portable" regexes to ripgrep's own engine: whatever they are,
+    # the matching lines must be Python's.
+    if system_rg() is None:
+        pytest.skip("ripgrep is not installed")
+    pattern = "".join(pieces)
+    try:
+        re.compile(pattern)
+    except re.error:
+        return  # every engine refuses it the same way (invalid regex pattern)
+    (tmp_path / "t.txt").write_text("\n".join(_LINES) + "\n")
+    args = {"pattern": pattern}
+    by_python = asyncio.run(GrepTool(tmp_path, engine="python").call(args))
+    by_rg = asyncio.run(GrepTool(tmp_path, engine="rg").call(args))
+    assert by_rg == by_python, pattern
