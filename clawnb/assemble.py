@@ -38,7 +38,7 @@ from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estim
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .permissions import PermissionMode
-from .secrets import redact
+from .secrets import redact, watch_dotenv
 from .session import SessionInfo, SessionLog, SessionStore, write_ahead
 from .session_api import ApprovalProxy, InputProxy
 from .types import Message, Tool, ToolSet
@@ -464,6 +464,7 @@ def build_agent(
     ``checkpoints`` lets a front end keep its undo stack across rebuilt sessions.
     """
     ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
+    watch_dotenv(ws)  # the workspace's .env keys are secrets too, though not in os.environ
     if config is None:
         config = ConfigLoader.load(project_dir=ws)
     model_name = model or config.model

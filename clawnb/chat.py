@@ -295,7 +295,18 @@ class ChatApp:
         if policy == "deny":
             return Approval.deny("denied by --approve deny")
         reason = f" ({request.reason})" if request.reason else ""
-        self.say(f"\n  ? allow {request.summary.strip()}{reason}")
+        summary = request.summary.strip()
+        if "\n" in summary or len(summary) > 300:
+            # shown whole, numbered, blank runs collapsed, totals last: a harmful line cannot
+            # scroll away above a screenful of blank ones (clawnb.safety.command_display)
+            from .safety import command_display
+
+            self.say(f"\n  ? allow {request.call.name}{reason}:")
+            subject = summary.removeprefix(f"[{request.call.name}: ").removesuffix("]")
+            for row in command_display(subject):
+                self.say(f"    {row}")
+        else:
+            self.say(f"\n  ? allow {summary}{reason}")
         args = request.call.arguments
         if request.summary.strip() == f"[{request.call.name}]" and isinstance(args, dict) and args:
             # the summary names no command or path (subagent, web_fetch, an MCP tool): show

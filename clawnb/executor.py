@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .events import AgentEvent, EventCallback, emit
+from .secrets import redact
 from .types import Tool, ToolCall, ToolSet
 
 __all__ = [
@@ -267,6 +268,10 @@ class ToolExecutor:
                         current_call.reset(token)
                     if type(content) is not str:
                         content = str(content)
+                    # Every known key becomes *** here, before post hooks, the result limit,
+                    # the screen, the session and the model see it — in every loop, nested
+                    # ones (subagents) included (clawnb.secrets).
+                    content = redact(content)
                     if gate is not None:
                         content = await gate.after_tool(call, content)
             if self.result_limit is not None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import ClawError
+from .secrets import redact, redactor
 from .shell import glob_match
 
 _MAX_ENV_ARGS = 32 * 1024
@@ -270,7 +271,9 @@ class ShellHook:
         return payload
 
     async def _run(self, event: Any, stage: str) -> Any:
-        payload = self._payload(event)
+        # A hook is another program, often one that logs: it sees the call and the result with
+        # every known key replaced (clawnb.secrets), as the model and the screen do.
+        payload = redactor.redact_data(self._payload(event))
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
         from .process import child_env, spawn
 
@@ -280,7 +283,7 @@ class ShellHook:
         env.update(self.env)
         env["CLAWNB_HOOK_EVENT"] = payload["event"]
         env["CLAWNB_TOOL_NAME"] = event.tool_name
-        args_json = json.dumps(event.args, ensure_ascii=False, default=str)
+        args_json = json.dumps(payload.get("args"), ensure_ascii=False, default=str)
         # One environment string may not exceed 128 KiB (Linux MAX_ARG_STRLEN): a big write
         # would make the hook fail to start. stdin always carries the whole event.
         if len(args_json.encode()) <= _MAX_ENV_ARGS:
@@ -311,10 +314,12 @@ class ShellHook:
         except BaseException:
             await _kill_group(proc)
             raise
-        err = stderr.decode("utf-8", errors="replace").strip()
+        # What a hook prints reaches the model (a block reason) or the tool (new arguments):
+        # a hook that read a key from somewhere must not pass it on.
+        err = redact(stderr.decode("utf-8", errors="replace").strip())
         if proc.returncode != 0:
             return HookAction.Block(f"hook failed: {err or f'exit status {proc.returncode}'}")
-        return _parse_stdout(stdout.decode("utf-8", errors="replace"), stage)
+        return _parse_stdout(redact(stdout.decode("utf-8", errors="replace")), stage)
 
     def __repr__(self) -> str:
         return f"ShellHook({self.command!r}, tool_pattern={self.tool_pattern!r})"

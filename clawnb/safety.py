@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -41,6 +42,10 @@ from .shell import glob_is_valid, normalize_command
 from .types import Tool, ToolDefinition
 
 __all__ = [
+    "MAX_COMMAND_BYTES",
+    "check_command_size",
+    "command_display",
+    "display_safe",
     "DEFAULT_BLOCKED_COMMANDS",
     "DEFAULT_PROTECTED_PATTERNS",
     "RECOMMENDED_BLOCKED_COMMANDS",
@@ -355,12 +360,81 @@ class CommandFilter:
         command = args.get("command")
         if not isinstance(command, str):
             return
+        check_command_size(command)  # before any parsing: shlex is quadratic on huge input
         pattern = self.is_blocked(command)
         if pattern is not None:
             raise SafetyViolation(f"blocked command matching pattern `{pattern}`")
 
     def __repr__(self) -> str:
         return f"CommandFilter({self.patterns!r})"
+
+
+# ---------------------------------------------------------------------------------------------
+# What a person approves is what runs: size limit and display escaping
+# ---------------------------------------------------------------------------------------------
+
+# A command longer than this is refused before anything parses it. Nobody reviews 100 KB of
+# shell in an approval prompt, and splitting megabytes with shlex froze the loop for minutes
+# (3 MB took ~130 s). Scripts that long belong in a file the command runs.
+MAX_COMMAND_BYTES = 100_000
+
+
+def check_command_size(command: str, limit: int = MAX_COMMAND_BYTES) -> None:
+    """:class:`SafetyViolation` when ``command`` is over ``limit`` bytes (UTF-8)."""
+    size = len(command.encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise SafetyViolation(
+            f"the command is {_size(size)}, over the {_size(limit)} limit for one command: "
+            "nobody can review that in an approval; write the script to a file and run the file"
+        )
+
+
+def _size(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB" if n >= 1_000_000 else f"{n / 1000:.0f} KB"
+
+
+# Characters that change how text *looks* without being visible themselves: C0/C1 controls
+# (tab and newline excepted), bidi embeddings/overrides/isolates and marks, zero-width
+# characters, invisible separators, Hangul fillers and Unicode tag characters (used to hide
+# instructions). Written raw, they let `rm -rf ~` hide behind a harmless-looking command on an
+# approval card; shown escaped (``\u202e``), they cannot.
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5"
+    "\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0"
+    "\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+
+
+def display_safe(text: str) -> str:
+    """``text`` as it may be shown to a person: every invisible or control character (see
+    above) written as an escape (``\u202e``, ``\x1b``, ``\r``); newlines and tabs kept."""
+    if not text:
+        return text
+    text = text.replace("\r\n", "\n")
+    return _INVISIBLE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def command_display(command: str, *, blank_run: int = 2) -> list[str]:
+    """How an approval prompt shows a command: every line, escaped and numbered, runs of more
+    than ``blank_run`` blank lines collapsed into one line that says how many, and a last line
+    with the totals — so a harmful first line cannot scroll away above 60 blank ones."""
+    lines = display_safe(command).split("\n")
+    width = len(str(len(lines)))
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j - i > blank_run:
+            out.append(f"{'':>{width}} ⋮ ({j - i} blank lines)")
+            i = j
+            continue
+        out.append(f"{i + 1:>{width}} │ {lines[i]}")
+        i += 1
+    size = len(command.encode("utf-8", "surrogatepass"))
+    out.append(f"({len(lines)} line{'s' if len(lines) != 1 else ''}, {size:,} bytes)")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ __all__ = [
     "redactor",
     "register_secret",
     "scrubbed_env",
+    "watch_dotenv",
 ]
 
 # The agent's own keys. Order matters for lookup: CLAWNB_API_KEY first (ours, any host).
@@ -112,6 +113,11 @@ def read_dotenv(path: str | os.PathLike[str], names: Iterable[str]) -> dict[str,
     """The ``NAME=value`` lines of a ``.env`` file for the given names (``os.environ`` is left
     alone). A missing or unreadable file gives ``{}``."""
     wanted = set(names)
+    return {k: v for k, v in read_dotenv_all(path).items() if k in wanted}
+
+
+def read_dotenv_all(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Every ``NAME=value`` line of a ``.env`` file (``export`` and quotes allowed)."""
     found: dict[str, str] = {}
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
@@ -123,7 +129,7 @@ def read_dotenv(path: str | os.PathLike[str], names: Iterable[str]) -> dict[str,
             line = line[7:].lstrip()
         name, sep, value = line.partition("=")
         name = name.strip()
-        if not sep or name not in wanted:
+        if not sep or not name or name.startswith("#"):
             continue
         value = value.strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
@@ -234,6 +240,8 @@ class Redactor:
     def __init__(self, values: Iterable[str] = (), *, environ: bool = True) -> None:
         self._registered: set[str] = {v for v in values if v and len(v) >= MIN_SECRET_LEN}
         self._environ = environ
+        self._dotenv_dirs: set[str] = set()
+        self._dotenv_cache: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
         self._lock = threading.Lock()
         self._cache_key: frozenset[str] | None = None
         self._pattern: re.Pattern[str] | None = None
@@ -244,22 +252,41 @@ class Redactor:
             with self._lock:
                 self._registered.add(value.strip())
 
-    def known_values(self) -> frozenset[str]:
-        values = set(self._registered)
-        if self._environ:
-            for name, value in os.environ.items():
-                if not value or not is_secret_name(name):
+    def watch_dotenv(self, directory: str | os.PathLike[str]) -> None:
+        """Also treat the secret-looking values of ``directory``'s ``.env`` and ``.env.*``
+        files as known secrets (re-read when a file changes): a workspace's keys are not in
+        ``os.environ``, yet an approved ``read .env`` or a ``cat`` must not show them."""
+        with self._lock:
+            self._dotenv_dirs.add(os.path.abspath(directory))
+
+    def _dotenv_values(self) -> set[str]:
+        values: set[str] = set()
+        for directory in list(self._dotenv_dirs):
+            try:
+                with os.scandir(directory) as scan:
+                    files = [
+                        e.path for e in scan if e.name.startswith(".env") and is_secret_file(e.name)
+                    ]
+            except OSError:
+                continue
+            for path in files:
+                try:
+                    st = os.stat(path)
+                except OSError:
                     continue
-                value = value.strip()
-                if name in KEY_ENV_VARS:
-                    if len(value) >= MIN_SECRET_LEN:
-                        values.add(value)
-                elif (
-                    len(value) >= _MIN_TOKEN_LEN
-                    and not any(c.isspace() for c in value)
-                    and not value.startswith(("/", "~", "."))
-                ):
-                    values.add(value)
+                stamp = (st.st_mtime_ns, st.st_size)
+                cached = self._dotenv_cache.get(path)
+                if cached is None or cached[0] != stamp:
+                    found = _secret_values(read_dotenv_all(path))
+                    cached = (stamp, frozenset(found))
+                    self._dotenv_cache[path] = cached
+                values |= cached[1]
+        return values
+
+    def known_values(self) -> frozenset[str]:
+        values = set(self._registered) | self._dotenv_values()
+        if self._environ:
+            values |= _secret_values(os.environ)
         return frozenset(values)
 
     def _compiled(self) -> re.Pattern[str] | None:
@@ -301,6 +328,26 @@ class Redactor:
         return value
 
 
+def _secret_values(variables: Mapping[str, str]) -> set[str]:
+    """The values of the key variables, and of other secret-looking variables when the value
+    looks like a token (16+ characters, no spaces, not a path)."""
+    values: set[str] = set()
+    for name, value in variables.items():
+        if not value or not is_secret_name(name):
+            continue
+        value = value.strip()
+        if name in KEY_ENV_VARS:
+            if len(value) >= MIN_SECRET_LEN:
+                values.add(value)
+        elif (
+            len(value) >= _MIN_TOKEN_LEN
+            and not any(c.isspace() for c in value)
+            and not value.startswith(("/", "~", "."))
+        ):
+            values.add(value)
+    return values
+
+
 def _shape_replacement(match: re.Match[str]) -> str:
     text = match.group(0)
     if text.lower().startswith("bearer"):
@@ -310,6 +357,11 @@ def _shape_replacement(match: re.Match[str]) -> str:
 
 # The process-wide redactor: the keys of this process are the same for every session in it.
 redactor = Redactor()
+
+
+def watch_dotenv(directory: str | os.PathLike[str]) -> None:
+    """Make the process-wide redactor know the keys in ``directory``'s ``.env`` files."""
+    redactor.watch_dotenv(directory)
 
 
 def redact(text: str) -> str:

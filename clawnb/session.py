@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any, SupportsIndex
 
 from .errors import ClawError
+from .secrets import redact
 from .types import Message
 
 __all__ = [
@@ -181,8 +182,11 @@ class SessionLog(list[Message]):
     # ----------------------------------------------------------------- writing
 
     def _write(self, records: list[dict[str, Any]]) -> None:
+        # Every known key becomes *** before it reaches the disk (clawnb.secrets): a model that
+        # echoes a key, or a prompt that quotes one, must not leave it in a file that outlives
+        # the session. "***" is plain JSON string content, so a record stays valid.
         data = b"".join(
-            json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            redact(json.dumps(r, ensure_ascii=False, separators=(",", ":"))).encode("utf-8") + b"\n"
             for r in records
         )
         if self._closed:

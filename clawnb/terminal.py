@@ -8,24 +8,20 @@ outcome.
 from __future__ import annotations
 
 import dataclasses
-import re
 import sys
 from typing import Any, TextIO
 
 from .events import AgentEvent
+from .safety import display_safe
+from .secrets import redact
 
 __all__ = ["TerminalRenderer", "preview", "printable"]
 
-# C0/C1 control characters (tab and newline excepted) and the bidi overrides: written raw,
-# they let a command, a file or the model's text move the cursor, erase a line or reorder it,
-# e.g. hide `rm -rf ~` behind a harmless-looking command in an approval question.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
 
 def printable(text: str) -> str:
-    """``text`` safe to write to a terminal: control characters are shown as ``\\xNN``."""
-    text = text.replace("\r\n", "\n")
-    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+    """``text`` safe to write to a terminal: keys redacted, control and invisible characters
+    shown as escapes (``\\x1b``, ``\\u202e``; :func:`clawnb.safety.display_safe`)."""
+    return display_safe(redact(text))
 
 
 def preview(text: str, *, lines: int = 6, width: int = 100) -> list[str]:
@@ -35,6 +31,15 @@ def preview(text: str, *, lines: int = 6, width: int = 100) -> list[str]:
     if len(rows) > lines:
         shown.append(f"… ({len(rows) - lines} more lines)")
     return shown
+
+
+def _one_line(summary: str) -> str:
+    """A multi-line call header as its first line and a count (the approval prompt, when
+    there is one, shows every line; a header must not fill the screen with blank lines)."""
+    lines = summary.split("\n")
+    if len(lines) == 1:
+        return summary
+    return f"{lines[0]} … (+{len(lines) - 1} more lines)]"
 
 
 class TerminalRenderer:
@@ -77,8 +82,12 @@ class TerminalRenderer:
             event = dataclasses.replace(event, content=content)
         for field in ("text", "summary", "content", "message"):
             value = getattr(event, field, None)
-            if isinstance(value, str) and _UNSAFE.search(value):
-                event = dataclasses.replace(event, **{field: printable(value)})
+            if isinstance(value, str) and value:
+                # keys redacted; controls and invisible characters (bidi overrides, zero-width)
+                # escaped, so they cannot move the cursor or reorder what a person reads
+                shown = printable(value)
+                if shown != value:
+                    event = dataclasses.replace(event, **{field: shown})
         match event:
             case AgentEvent.TextDelta(text=text):
                 if self._in_reasoning:  # the answer starts on its own line, not glued to it
@@ -93,7 +102,7 @@ class TerminalRenderer:
                 self._in_text = self._in_reasoning = True
             case AgentEvent.ToolCall(summary=summary, id=call_id):
                 self.end_text()
-                line = self._indent + "⏺" + summary.removeprefix("   ")
+                line = self._indent + "⏺" + _one_line(summary.removeprefix("   "))
                 self.out.write(self._style(line, "1;36") + "\n")
                 self._summaries[call_id] = summary
                 self._last_call = call_id

@@ -48,6 +48,7 @@ import json
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -273,6 +274,8 @@ class World:
     approvals: list[Any] = field(default_factory=list)
     notebook_text: str = ""
     transcript: str = ""
+    frontend: str = ""
+    elapsed: float = 0.0
 
     @property
     def ws(self) -> Path:
@@ -408,6 +411,15 @@ class World:
             seen = {results.get(call_id) for call_id in group}
             if len(seen) != 1:
                 problems.append(f"calls {group} got different results (an oracle): {seen}")
+        for text in expect.get("transcript_lacks", []):
+            if text in self.transcript:
+                problems.append(f"the front end showed {text!r} raw")
+        if self.frontend == "chat":
+            for text in expect.get("transcript_contains_chat", []):
+                if text not in self.transcript:
+                    problems.append(f"the chat never showed {text!r}")
+        if "max_seconds" in expect and self.elapsed > expect["max_seconds"]:
+            problems.append(f"the run took {self.elapsed:.0f} s")
         for text in expect.get("transcript_contains", []):
             if text not in self.transcript:
                 problems.append(f"the front end never said {text!r}")
@@ -573,6 +585,8 @@ def drive_notebook(world: World) -> None:
 
 
 def run_attack(world: World, frontend: str, monkeypatch: Any) -> list[str]:
+    world.frontend = frontend
+    started = time.monotonic()
     with world.server, world.server2:
         if frontend == "api":
             drive_api(world, monkeypatch)
@@ -580,4 +594,5 @@ def run_attack(world: World, frontend: str, monkeypatch: Any) -> list[str]:
             drive_chat(world)
         else:
             drive_notebook(world)
+        world.elapsed = time.monotonic() - started
         return world.verdict()

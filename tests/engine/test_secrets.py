@@ -108,3 +108,26 @@ def test_key_lookup_keeps_vendor_keys_apart(monkeypatch, tmp_path):
     assert env_key("https://api.example.com/v1", dotenv=True, cwd=tmp_path) is None
     # a key found in .env is not in os.environ, so it is registered with the redactor
     assert redact("echo or-key-from-dotenv-1") == "echo ***"
+
+
+def test_a_watched_workspace_dotenv_is_known_to_the_redactor(tmp_path):
+    r = Redactor(environ=False)
+    r.watch_dotenv(tmp_path)
+    (tmp_path / ".env").write_text("DB_PASSWORD=pw-0123456789abcdefXYZ\nDEBUG=true\n")
+    (tmp_path / ".env.example").write_text("API_TOKEN=example-token-value-000000\n")
+    assert r("pw-0123456789abcdefXYZ true") == "*** true"
+    assert r("example-token-value-000000") == "example-token-value-000000"
+    (tmp_path / ".env.local").write_text("MY_API_KEY=local-key-abcdefgh\n")  # a new file, seen
+    assert r("local-key-abcdefgh") == "***"
+
+
+def test_the_session_file_never_holds_a_key(tmp_path, monkeypatch):
+    from clawnb.session import SessionLog
+    from clawnb.types import Message
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sess-key-0123456789abcdef")
+    log = SessionLog(tmp_path / "s.jsonl")
+    log.append(Message.User("my key is sess-key-0123456789abcdef"))
+    text = (tmp_path / "s.jsonl").read_text()
+    assert "sess-key-0123456789abcdef" not in text and "***" in text
+    assert SessionLog.read(tmp_path / "s.jsonl")[0].content == "my key is ***"
