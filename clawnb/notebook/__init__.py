@@ -24,6 +24,16 @@ def _record_error(result: Any) -> None:
         get_session(shell).record_error(getattr(result, "execution_count", None), error)
 
 
+def _note_cell(info: Any) -> None:
+    # pre_run_cell: the number the running cell's prompt shows (In[n]). IPython has already
+    # counted a cell that it stores in the history when this fires, so the count is one ahead
+    shell = getattr(_record_error, "shell", None)
+    if shell is None:
+        return
+    count = shell.execution_count
+    shell._clawnb_cell = count - 1 if getattr(info, "store_history", False) else count
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics, the ``%%claw`` input transformer and the error recorder."""
     from .magic import ClawMagics, ClawTransformer
@@ -35,6 +45,7 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.input_transformers_cleanup.append(transformer)
     _record_error.shell = ipython  # type: ignore[attr-defined]
     ipython.events.register("post_run_cell", _record_error)
+    ipython.events.register("pre_run_cell", _note_cell)
     ipython._clawnb_transformer = transformer
     ipython._clawnb_loaded = True
 
@@ -45,8 +56,9 @@ def unload_ipython_extension(ipython: Any) -> None:
     transformer = getattr(ipython, "_clawnb_transformer", None)
     if transformer in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(transformer)
-    try:
-        ipython.events.unregister("post_run_cell", _record_error)
-    except ValueError:
-        pass
+    for event, callback in (("post_run_cell", _record_error), ("pre_run_cell", _note_cell)):
+        try:
+            ipython.events.unregister(event, callback)
+        except ValueError:
+            pass
     ipython._clawnb_loaded = False

@@ -18,7 +18,6 @@ ipykernel 7.4: an interrupt during a 100 s wait was not seen at all). A task tha
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import traceback
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any
 from ..assemble import AgentSession
 from ..checkpoints import Checkpoints
 from ..events import AgentEvent
-from ..types import Message, ToolResult
+from ..types import Message, ToolCall, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .render import TextView, WidgetView
 from .secrets import scrub
@@ -227,7 +226,8 @@ class NotebookSession:
                 f"model: {model}" + (f" @ {base_url}" if base_url else ""),
                 f"mode: {self._mode_line()}",
                 f"workspace: {self.cwd}",
-                f"conversation: {len(self.messages)} messages, {user_turns} prompts",
+                f"conversation: {_count(len(self.messages), 'message')}, "
+                f"{_count(user_turns, 'prompt')}",
                 f"always allowed: {allowed}",
                 f"checkpoints: {len(self.checkpoints)}",
                 f"approval policy without a frontend: {env_policy()[0]}",
@@ -238,28 +238,39 @@ class NotebookSession:
         mode = self.resolved_mode()
         return mode if self.mode is not None else f"{mode} (from the project's configuration)"
 
-    def history(self, limit: int = 200) -> str:
-        lines = []
+    def history(self, limit: int = 100) -> str:
+        """The conversation as a compact transcript: each prompt, each answer's first line,
+        one line per tool call with how it ended — not every message in full."""
+        results = {m.id: m.content for m in self.messages if isinstance(m, Message.ToolResult)}
+        lines: list[str] = []
+        prompts = 0
         for msg in self.messages:
             match msg:
-                case Message.System(content=content):
-                    lines.append(f"system: {_short(content, limit)}")
                 case Message.User(content=content):
-                    lines.append(f"user: {_short(content, limit)}")
+                    prompts += 1
+                    # the notebook context attached to a prompt is long: show the task
+                    task = content.rsplit("Task: ", 1)[-1] if "Task: " in content else content
+                    lines.append(f"[{prompts}] you: {_short(task.strip(), limit)}")
                 case Message.Assistant(turn=turn):
-                    calls = ", ".join(
-                        f"{c.name}({_short(json.dumps(c.arguments), 60)})" for c in turn.tool_calls
-                    )
-                    text = _short(turn.text or "", limit)
-                    lines.append("assistant: " + text + (f" [calls: {calls}]" if calls else ""))
-                case Message.ToolResult(id=call_id, content=content):
-                    lines.append(f"  result {call_id}: {_short(content, limit)}")
+                    text = (turn.text or "").strip()
+                    if text:
+                        first = text.splitlines()[0]
+                        more = " …" if "\n" in text else ""
+                        lines.append(f"    claw: {_short(first, limit)}{more}")
+                    for call in turn.tool_calls:
+                        lines.append("      " + _call_line(call, results.get(call.id), limit))
         return scrub("\n".join(lines) or "(empty conversation)")
 
     def cost(self) -> str:
-        if self.agent is not None:
-            return self.agent.cost.summary()
-        return f"tokens: {self.input_tokens} in + {self.output_tokens} out"
+        tracker = self.agent.cost if self.agent is not None else None
+        tokens_in = tracker.total_input_tokens if tracker is not None else self.input_tokens
+        tokens_out = tracker.total_output_tokens if tracker is not None else self.output_tokens
+        line = f"tokens: {tokens_in:,} in + {tokens_out:,} out"
+        part = _cost_part(tracker) if tracker is not None else ""
+        if part:
+            return f"{line} | cost: {part}"
+        model = self.resolved_model()[0]
+        return f"{line} | cost: not priced (no price configured for {model!r})"
 
     def config_text(self) -> str:
         from .secrets import KEY_ENV_VARS, mask
@@ -435,7 +446,7 @@ async def run_claw(
             mode=session.resolved_mode(),
             max_turns=session.max_turns or agent.config.max_turns or 0,
         )
-        label = f"cell {getattr(shell, 'execution_count', session.cells)}"
+        label = f"cell {_cell_number(shell, session.cells)}"
         with (
             agent.handlers(approve=approver, ask=NotebookInputHandler(view, approver)),
             agent.checkpoints.turn(label),
@@ -465,6 +476,45 @@ async def run_claw(
 
 
 def _cost_part(tracker: Any) -> str:
-    if getattr(tracker, "priced", False):
+    """``$0.0123`` when the model has a price; ``""`` when it has none (a scripted or local
+    model: ``$0.0000`` would read like a real price)."""
+    priced = getattr(tracker, "priced", False) and (
+        getattr(tracker, "input_price_per_million", 0)
+        or getattr(tracker, "output_price_per_million", 0)
+    )
+    if priced:
         return f"${tracker.total_cost():.4f}"
     return ""
+
+
+def _cell_number(shell: Any, fallback: int) -> int:
+    """The running cell's number as its prompt shows it (noted by the extension's
+    ``pre_run_cell`` hook: during a cell IPython's ``execution_count`` is already one ahead)."""
+    count = getattr(shell, "_clawnb_cell", None)
+    if isinstance(count, int):
+        return count
+    return getattr(shell, "execution_count", fallback) if shell is not None else fallback
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _call_line(call: ToolCall, result: str | None, limit: int) -> str:
+    """``✓ read notes.txt · 12 lines`` / ``✗ edit f.py · error: …`` for ``%claw history``."""
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    target = next(
+        (
+            args[k]
+            for k in ("path", "command", "pattern", "question", "url")
+            if isinstance(args.get(k), str)
+        ),
+        "",
+    )
+    head = f"{call.name} {_short(target, 60)}".rstrip()
+    if result is None:
+        return f"… {head}"
+    failed = result.startswith("error")
+    rows = result.strip().splitlines() or [""]
+    outcome = _short(rows[0], limit) if failed or len(rows) == 1 else f"{len(rows)} lines"
+    return f"{'✗' if failed else '✓'} {head} · {outcome}"

@@ -162,7 +162,7 @@ def test_line_magics(shell, tmp_path: Path, capsys, monkeypatch) -> None:
     shell.run_line_magic("claw", "status")
     assert "model: scripted:s.jsonl" in capsys.readouterr().out
     shell.run_line_magic("claw", "history")
-    assert "user: write hello.txt" in capsys.readouterr().out
+    assert "[1] you: write hello.txt" in capsys.readouterr().out
     shell.run_line_magic("claw", "cost")
     assert "22 in + 7 out" in capsys.readouterr().out
     shell.run_line_magic("claw", "mode accept_edits")
