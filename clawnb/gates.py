@@ -191,7 +191,7 @@ class GatePipeline(Gate):
         assert self.permissions is not None
         decision = self._decide(call, tool)
         if decision.permission is Permission.Allow:
-            return call
+            return self._allowed_unasked(call, tool, decision.reason)
         if decision.permission is Permission.Deny:
             return Refusal(
                 f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
@@ -204,7 +204,7 @@ class GatePipeline(Gate):
             # [sandbox] auto_allow: the OS sandbox bounds what the command can do, so the
             # mode's "ask first" is waived. Deny rules, explicit ask rules (decision.rule) and
             # the control-file rule (decision.explicit) still decide.
-            return call
+            return self._allowed_unasked(call, tool, "the sandbox bounds what it can do")
         if self.approve is None or getattr(self.approve, "target", self.approve) is None:
             # no callback, or a session's proxy that no front end points anywhere
             return Refusal(
@@ -216,7 +216,7 @@ class GatePipeline(Gate):
         async with self._approval_lock:
             decision = self._decide(call, tool)
             if decision.permission is Permission.Allow:
-                return call
+                return self._allowed_unasked(call, tool, decision.reason)
             if decision.permission is Permission.Deny:
                 return Refusal(
                     f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
@@ -248,6 +248,16 @@ class GatePipeline(Gate):
                     "denied",
                 )
         return self._apply(answer, call, once=decision.explicit)
+
+    def _allowed_unasked(self, call: ToolCall, tool: Tool, reason: str) -> ToolCall:
+        """A call that changes something runs without a question (a rule, the mode, an
+        earlier "always allow"): tell the front end why, if it listens (``allowed(call,
+        reason)`` on the approval callback), so the person can see it was not asked."""
+        if not getattr(tool, "read_only", False):
+            tell = getattr(self.approve, "allowed", None)
+            if callable(tell):
+                tell(call, reason)
+        return call
 
     def _apply(self, answer: Any, call: ToolCall, *, once: bool = False) -> ToolCall | Refusal:
         if isinstance(answer, bool):  # a plain yes/no from a simple callback

@@ -94,6 +94,13 @@ class ApprovalProxy:
             return Approval.deny("nobody is there to approve it (no front end is attached)")
         return await self.target(request)
 
+    def allowed(self, call: Any, reason: str) -> None:
+        """A call ran without a question (see ``GatePipeline``): tell the target, if it
+        wants to know."""
+        tell = getattr(self.target, "allowed", None)
+        if callable(tell):
+            tell(call, reason)
+
     def routed(self, target: ApprovalCallback | None) -> AbstractContextManager[None]:
         return _swap(self, target)
 

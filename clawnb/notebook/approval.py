@@ -129,6 +129,17 @@ class Approver:
         self._mark(card, "denied by the user")
         return Approval.deny(DENIED_BY_USER)
 
+    def allowed(self, call: Any, reason: str) -> None:
+        """The gate let ``call`` run without asking anyone: say so on its card."""
+        card = self.view.card(call.id)
+        if card is None or card.note:
+            return
+        if "allowed for this session" in reason:
+            note = "always allowed this session"
+        else:
+            note = f"auto-approved: {reason.replace('`', '')}"
+        self.view.set_status(card, card.status, note)
+
     async def _ask_stdin(self, request: ApprovalRequest, card: Card | None) -> str:
         if card is not None:
             self.view.set_status(card, WAITING)

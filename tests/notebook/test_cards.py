@@ -182,3 +182,29 @@ async def test_the_beacon_follows_the_waiting_card_and_leaves_a_frontend_without
     assert beacon not in view.root.children and view._beacon is None
     view.attention("approval")
     assert view._beacon is None
+
+
+async def test_calls_run_without_a_question_say_who_allowed_them(tmp_path) -> None:
+    view, _ = _rendered()
+    approver = Approver(view, how="widget")
+    gate = build_gate(workspace=tmp_path, approve=approver, mode="accept_edits")
+    write = WriteTool(tmp_path, FileState())
+    call = ToolCall("w1", "write", {"path": "a.txt", "content": "x\n"})
+    view(AgentEvent.ToolCall("write", "    [write: a.txt]", "w1", call.arguments))
+    assert await gate.before_tool(call, write) is call
+    assert view._buttons == {}
+    assert view.card("w1").label() == "pending (auto-approved: accept_edits mode allows file edits)"
+    # "Always allow" once: the next call of that tool says so too
+    gate = build_gate(workspace=tmp_path, approve=approver)
+    gate.permissions.record_session_allow("bash")
+    bash = ToolCall("b1", "bash", {"command": "true"})
+    view(AgentEvent.ToolCall("bash", "    [bash: true]", "b1", bash.arguments))
+    from clawnb.tools import BashTool
+
+    assert await gate.before_tool(bash, BashTool(tmp_path)) is bash
+    assert "always allowed this session" in view.card("b1").label()
+    # read-only calls carry no such note: nothing was waived for them
+    read = ToolCall("r1", "read", {"path": "a.txt"})
+    view(AgentEvent.ToolCall("read", "    [read: a.txt]", "r1", read.arguments))
+    assert await gate.before_tool(read, ReadTool(tmp_path)) is read
+    assert view.card("r1").label() == "pending"
