@@ -42,8 +42,10 @@ __all__ = [
 
 NOTEBOOK_PROMPT = (
     "You are running inside the user's Jupyter notebook. Besides the file and shell tools you "
-    "can inspect the user's kernel variables (inspect_variable) and run Python in their live "
-    "kernel (run_python, always approved by the user first). Answer in Markdown."
+    "can inspect the user's kernel variables (inspect_variable), run Python in their live "
+    "kernel (run_python, always approved by the user first) and propose code as a new cell "
+    "for them to keep (propose_cell). Read and change .ipynb files with notebook_read and "
+    "notebook_edit. Answer in Markdown."
 )
 
 
@@ -116,6 +118,7 @@ class NotebookSession:
     agent: AgentSession | None = None
     agent_key: tuple[Any, ...] | None = None
     running: bool = False
+    proposals: Any = None  # the session's propose_cell tool (each cell routes it to its view)
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -189,7 +192,7 @@ class NotebookSession:
             extra_tools=self.kernel_tools(),
             ask_user=True,
             web=False,
-            prompt_suffix=NOTEBOOK_PROMPT,
+            prompt_suffix=_prompt_suffix(self.shell, self.cwd),
             streaming=hasattr(provider, "stream_chat"),
             record=_here(options.record) if options.record else None,
             checkpoints=self.checkpoints,
@@ -201,9 +204,16 @@ class NotebookSession:
         """The tools that reach into the user's kernel (none without a shell)."""
         if self.shell is None:
             return []
+        from .propose import ProposeCellTool
         from .tools import InspectVariableTool, RunPythonTool
 
-        return [InspectVariableTool(self.shell.user_ns), RunPythonTool(self.shell.user_ns)]
+        if self.proposals is None:
+            self.proposals = ProposeCellTool()
+        return [
+            InspectVariableTool(self.shell.user_ns),
+            RunPythonTool(self.shell.user_ns),
+            self.proposals,
+        ]
 
     # -- line magic answers ---------------------------------------------------------------------
 
@@ -450,6 +460,7 @@ async def run_claw(
         with (
             agent.handlers(approve=approver, ask=NotebookInputHandler(view, approver)),
             agent.checkpoints.turn(label),
+            _proposals(session, view, approver, shell, raise_on_interrupt),
         ):
             await agent.send(prompt, on_event, review=PlanReviewer(view, approver))
     except (asyncio.CancelledError, KeyboardInterrupt):
@@ -473,6 +484,26 @@ async def run_claw(
     if failed and raise_on_interrupt:
         raise ClawFailed("the agent stopped on the error shown above; the history is kept")
     return None
+
+
+def _prompt_suffix(shell: Any, workspace: str) -> str:
+    """The notebook instructions, plus which notebook the cells run in when the front end
+    said so (:mod:`clawnb.notebook.where`)."""
+    from .where import notebook_context
+
+    return "\n\n".join(p for p in (NOTEBOOK_PROMPT, notebook_context(shell, workspace)) if p)
+
+
+def _proposals(session: Any, view: Any, approver: Any, shell: Any, in_cell: bool) -> Any:
+    """Route propose_cell to this cell's view; inserting needs the cell to still be running
+    (a background task's cell has returned: its payload would land on the next cell)."""
+    import contextlib
+
+    from .propose import CellProposals
+
+    if session.proposals is None:
+        return contextlib.nullcontext()
+    return session.proposals.routed(CellProposals(view, approver, shell, can_insert=in_cell))
 
 
 def _cost_part(tracker: Any) -> str:
