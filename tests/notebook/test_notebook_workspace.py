@@ -139,3 +139,29 @@ def test_edit_and_write_on_a_notebook_tell_the_model_to_use_notebook_edit(
     result = [m.content for m in shell._clawnb_session.messages if getattr(m, "id", None) == "e"][0]
     assert "notebook_edit" in result and result.startswith("error:")
     assert path.read_bytes() == original
+
+
+async def test_approval_request_carries_the_cell_diff_not_json(tmp_path):
+    """What the approval card shows: the cell's number, id and source diff, computed before
+    the question; an edit bound to fail (unread notebook) is never put to the user."""
+    path = small_notebook(tmp_path / "analysis.ipynb")
+    asked = []
+
+    async def approve(request):
+        asked.append(request)
+        return True
+
+    gate = build_gate(mode="default", workspace=tmp_path, approve=approve)
+    tools = default_tools(tmp_path, web=False)
+    edit = tools.get("notebook_edit")
+    args = {"path": "analysis.ipynb", "cell_id": "first", "source": "x = 2"}
+    refused = await gate.before_tool(ToolCall("c1", "notebook_edit", args), edit)
+    assert not asked and "notebook_read" in refused.content
+    await tools.get("notebook_read").call({"path": "analysis.ipynb"})
+    decision = await gate.before_tool(ToolCall("c2", "notebook_edit", args), edit)
+    assert isinstance(decision, ToolCall)
+    change = asked[0].details["preview"]
+    assert change.summary == "cell 2 (id first, code) replaced"
+    assert "-    1 | x = 1" in change.diff and "+    1 | x = 2" in change.diff
+    assert '"cell_type"' not in change.diff
+    assert path.read_text().count("x = 1") == 1  # nothing written before approval
