@@ -75,7 +75,9 @@ def is_notebook_path(path: str | os.PathLike[str]) -> bool:
 
 def source_text(cell: dict[str, Any]) -> str:
     src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
+    if isinstance(src, list):
+        return "".join(s if isinstance(s, str) else str(s) for s in src)
+    return src if isinstance(src, str) else str(src)
 
 
 def _split_lines(text: str) -> list[str]:
@@ -302,7 +304,9 @@ def _clip(text: str) -> str:
 
 
 def _data_text(mime: str, value: Any) -> str:
-    return "".join(value) if isinstance(value, list) else value if isinstance(value, str) else ""
+    if isinstance(value, list):
+        return "".join(v if isinstance(v, str) else str(v) for v in value)
+    return value if isinstance(value, str) else ""
 
 
 def _summarise_bundle(data: dict[str, Any]) -> list[str]:
@@ -397,6 +401,9 @@ def render_notebook(
     for number in range(start + 1, end + 1):
         cell = cells[number - 1]
         lines.append("")
+        if not isinstance(cell, dict):
+            lines.append(f"── cell {number} · not a cell ({type(cell).__name__}) ──")
+            continue
         lines.append(_cell_header(number, cell))
         src = source_text(cell)
         lines.append(src if src else "(empty)")

@@ -12,12 +12,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clawnb.tools import EditTool, FileState, ToolError, WriteTool, default_tools
 from clawnb.tools.notebook import (
     NotebookEditTool,
     NotebookReadTool,
     image_size,
+    render_notebook,
     structural_errors,
 )
 
@@ -223,6 +226,17 @@ async def test_read_sizes_png_jpeg_gif_and_survives_broken_images(tools, tmp_pat
     assert "[application/pdf 2.0 KB]" in text
     assert "[widget]" in text
     assert "JVBER" not in text  # no base64 reaches the model
+
+
+async def test_read_survives_cells_that_are_not_cells(tools, tmp_path):
+    read, _ = tools
+    nb = make_nb([code("x", "ok")])
+    nb["cells"] += [7, {"cell_type": "code", "source": ["a", 1], "metadata": [], "outputs": "?"}]
+    save(tmp_path / "odd.ipynb", nb)
+    text = await read.call({"path": "odd.ipynb"})
+    assert "── cell 2 · not a cell (int) ──" in text
+    assert "── cell 3 · no id · code" in text
+    assert "warning: this notebook is not valid nbformat: cell 2 is not an object" in text
 
 
 def test_image_size_reads_only_headers():
@@ -541,3 +555,40 @@ def test_metadata_for_the_executor_and_the_modes(tmp_path):
     read, edit = tools.get("notebook_read"), tools.get("notebook_edit")
     assert read.read_only and read.concurrency_safe
     assert not edit.read_only and not edit.concurrency_safe
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+cell_like = st.fixed_dictionaries(
+    {},
+    optional={
+        "cell_type": st.sampled_from(["code", "markdown", "raw", "sql"]) | json_values,
+        "source": json_values,
+        "outputs": st.lists(
+            st.fixed_dictionaries(
+                {"output_type": st.sampled_from(["stream", "error", "display_data", "x"])},
+                optional={"text": json_values, "data": json_values, "ename": json_values},
+            ),
+            max_size=3,
+        )
+        | json_values,
+        "metadata": json_values,
+        "id": json_values,
+        "attachments": json_values,
+    },
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cells=st.lists(cell_like | json_values, max_size=5), minor=st.integers(0, 6))
+def test_read_and_structural_checks_never_crash_on_hostile_cells(cells, minor):
+    """Whatever is in the cells list, reading gives text and the checks give messages."""
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": minor}
+    text = render_notebook(nb, "x.ipynb")
+    assert text.startswith("x.ipynb: nbformat 4.")
+    assert isinstance(structural_errors(nb), list)
