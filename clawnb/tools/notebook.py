@@ -66,6 +66,7 @@ _CELL_NO = re.compile(r"cell \d+")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 MAX_OUTPUT_CHARS = 1500  # per output, head and tail kept
 MAX_OUTPUT_LINES = 30
+MAX_READ_CHARS = 40_000  # one notebook_read result; the rest is a further call away
 MAX_READ_BYTES = 200 * 1024 * 1024  # a bigger file is not a notebook anyone edits by hand
 
 
@@ -374,6 +375,26 @@ def _cell_header(number: int, cell: dict[str, Any]) -> str:
     return "── " + " · ".join(parts) + " ──"
 
 
+def _render_cell(number: int, cell: Any, outputs: bool) -> list[str]:
+    if not isinstance(cell, dict):
+        return [f"── cell {number} · not a cell ({type(cell).__name__}) ──"]
+    lines = [_cell_header(number, cell)]
+    src = source_text(cell)
+    lines.append(src if src else "(empty)")
+    attachments = cell.get("attachments")
+    if isinstance(attachments, dict) and attachments:
+        for name, bundle in attachments.items():
+            desc = _summarise_bundle(bundle) if isinstance(bundle, dict) else []
+            lines.append(f"[attachment {name}: {' '.join(desc) or 'unreadable'}]")
+    cell_outputs = cell.get("outputs") if cell.get("cell_type") == "code" else None
+    if outputs and isinstance(cell_outputs, list) and cell_outputs:
+        lines.append("── outputs ──")
+        lines.extend(summarise_output(o) for o in cell_outputs)
+    elif isinstance(cell_outputs, list) and cell_outputs:
+        lines.append(f"({len(cell_outputs)} outputs not shown)")
+    return lines
+
+
 def render_notebook(
     nb: dict[str, Any],
     shown: str,
@@ -381,10 +402,12 @@ def render_notebook(
     offset: int = 1,
     limit: int | None = None,
     outputs: bool = True,
+    max_chars: int = MAX_READ_CHARS,
 ) -> str:
     """The notebook as the model reads it: a header line, then each cell with a numbered
     header (``── cell 3 · id 9f1c2a7e · code · In [2] ──``), its source as written, and its
-    outputs summarised."""
+    outputs summarised. Past ``max_chars`` it stops at a cell boundary (at least one cell is
+    shown) and says where to read on, rather than being cut mid-cell by the result limit."""
     cells = nb["cells"]
     total = len(cells)
     meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
@@ -395,29 +418,19 @@ def render_notebook(
         head += f", kernel {kernel}"
     start = min(offset - 1, total)
     end = total if limit is None else min(start + limit, total)
+    body: list[str] = []
+    size = 0
+    for number in range(start + 1, end + 1):
+        block = "\n".join(["", *_render_cell(number, cells[number - 1], outputs)])
+        if body and size + len(block) > max_chars:
+            end = number - 1
+            break
+        body.append(block)
+        size += len(block)
     lines = [head]
     if (start, end) != (0, total):
         lines.append(f"showing cells {start + 1}-{end} of {total}" if end > start else "no cells")
-    for number in range(start + 1, end + 1):
-        cell = cells[number - 1]
-        lines.append("")
-        if not isinstance(cell, dict):
-            lines.append(f"── cell {number} · not a cell ({type(cell).__name__}) ──")
-            continue
-        lines.append(_cell_header(number, cell))
-        src = source_text(cell)
-        lines.append(src if src else "(empty)")
-        attachments = cell.get("attachments")
-        if isinstance(attachments, dict) and attachments:
-            for name, bundle in attachments.items():
-                desc = _summarise_bundle(bundle) if isinstance(bundle, dict) else []
-                lines.append(f"[attachment {name}: {' '.join(desc) or 'unreadable'}]")
-        cell_outputs = cell.get("outputs") if cell.get("cell_type") == "code" else None
-        if outputs and isinstance(cell_outputs, list) and cell_outputs:
-            lines.append("── outputs ──")
-            lines.extend(summarise_output(o) for o in cell_outputs)
-        elif isinstance(cell_outputs, list) and cell_outputs:
-            lines.append(f"({len(cell_outputs)} outputs not shown)")
+    lines.extend(body)
     if end < total:
         lines.append("")
         lines.append(f"… {total - end} more cells (read on with offset={end + 1})")

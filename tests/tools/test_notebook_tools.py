@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import struct
 import sys
 import zlib
@@ -159,6 +160,20 @@ async def test_read_offset_and_limit_select_cells(tools, analysis):
     assert "cell 1 ·" not in text and "cell 4 ·" not in text
     assert "cell 2 ·" in text and "cell 3 ·" in text
     assert "1 more cells (read on with offset=4)" in text
+
+
+async def test_a_long_notebook_stops_at_a_cell_boundary_and_says_where_to_go_on(tools, tmp_path):
+    read, _ = tools
+    cells = [code("\n".join(f"x{i}_{j} = {j}" for j in range(100)), f"c{i}") for i in range(60)]
+    save(tmp_path / "long.ipynb", make_nb(cells))
+    text = await read.call({"path": "long.ipynb"})
+    assert len(text) < 41_000
+    last = max(int(n) for n in re.findall(r"── cell (\d+) ·", text))
+    assert f"showing cells 1-{last} of 60" in text
+    assert text.rstrip().endswith(f"more cells (read on with offset={last + 1})")
+    assert text.count("x0_99 = 99") == 1  # whole cells only
+    more = await read.call({"path": "long.ipynb", "offset": last + 1})
+    assert f"── cell {last + 1} ·" in more
 
 
 async def test_read_can_leave_outputs_out(tools, analysis):
