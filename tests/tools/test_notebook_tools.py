@@ -353,6 +353,32 @@ async def test_edit_of_a_repository_notebook_changes_only_the_cells_lines(tools,
         assert after.cells[number - 1].source == "x = 1\ny = 2"
 
 
+async def test_edit_keeps_huge_outputs_and_images_of_other_cells_byte_for_byte(tools, tmp_path):
+    read, edit = tools
+    huge = "".join(f"row {i}\n" for i in range(150_000))
+    image = b64(png(800, 600))
+    nb = make_nb(
+        [
+            code("print(rows)", "log", [{"output_type": "stream", "name": "stdout", "text": huge}]),
+            code(
+                "plot()",
+                "fig",
+                [{"output_type": "display_data", "metadata": {}, "data": {"image/png": image}}],
+            ),
+            md("notes", "notes"),
+        ]
+    )
+    path = save(tmp_path / "big.ipynb", nb)
+    before = cells_of(path)
+    await read.call({"path": "big.ipynb"})
+    await edit.call({"path": "big.ipynb", "cell_id": "notes", "source": "better notes"})
+    after = cells_of(path)
+    assert after[:2] == before[:2]
+    assert after[1]["outputs"][0]["data"]["image/png"] == image
+    assert "".join(after[2]["source"]) == "better notes"
+    validates(path)
+
+
 async def test_insert_after_and_before_with_new_ids(tools, analysis):
     read, edit = tools
     await read.call({"path": "analysis.ipynb"})
