@@ -6,6 +6,7 @@ saved file with notebook_read."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -46,9 +47,12 @@ def test_insert_below_puts_the_proposed_code_in_a_new_cell_under_the_claw_cell(l
     claw.get_by_role("button", name="Copy", exact=True).wait_for()
     claw.get_by_role("button", name="Dismiss", exact=True).wait_for()
     out = lab.output_text(1)
-    # notebook_read saw the saved notebook, the %%claw cell included
-    assert "cell 2" in out or "Propose a cell that prints pi." in out
     assert "proposed by the agent" in out  # the code is on the card
+    assert re.search(r"notebook_read propose\.ipynb done", out)
+    # the finished notebook_read card opens to show what the agent read: the saved notebook,
+    # cell by cell, the %%claw cell included
+    claw.locator("summary").filter(has_text="notebook_read").first.click()
+    lab.wait_output(1, r"── cell 2 · id \w+ · code · In \[ \] ──\s+%%claw --model")
     lab.shot("proposal-card")
     insert.click()
 
