@@ -3,6 +3,7 @@ permission modes, approval and ``%claw undo`` for ``notebook_read`` / ``notebook
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -165,3 +166,36 @@ async def test_approval_request_carries_the_cell_diff_not_json(tmp_path):
     assert "-    1 | x = 1" in change.diff and "+    1 | x = 2" in change.diff
     assert '"cell_type"' not in change.diff
     assert path.read_text().count("x = 1") == 1  # nothing written before approval
+
+
+async def test_the_approval_card_shows_the_cell_number_id_and_diff_never_json(tmp_path):
+    """Through the real gate and the notebook's approver: the card waiting for the click
+    shows which cell changes and how; Approve then writes exactly that."""
+    from clawnb.events import AgentEvent
+    from clawnb.notebook.approval import Approver
+
+    from .test_widgets import buttons, click, make_view, shown_html
+
+    path = small_notebook(tmp_path / "analysis.ipynb")
+    view, _sink = make_view()
+    approver = Approver(view, how="widget")
+    gate = build_gate(mode="default", workspace=tmp_path, approve=approver)
+    tools = default_tools(tmp_path, web=False)
+    await tools.get("notebook_read").call({"path": "analysis.ipynb"})
+    args = {"path": "analysis.ipynb", "cell_id": "first", "source": "x = 2\nprint(x)"}
+    call = ToolCall("c1", "notebook_edit", args)
+    view(AgentEvent.ToolCall("notebook_edit", "    [notebook_edit: analysis.ipynb]", "c1", args))
+    task = asyncio.ensure_future(gate.before_tool(call, tools.get("notebook_edit")))
+    for _ in range(200):
+        if "c1" in view._buttons:
+            break
+        await asyncio.sleep(0.01)
+    view.throttle.flush_now()
+    card = shown_html(view.transcript.block_of(view.card("c1")).widget)
+    assert "cell 2 (id first, code) replaced" in card
+    assert "x = 1" in card and "print(x)" in card  # old → new source, as a diff
+    assert "cell_type" not in card and "&quot;source&quot;" not in card  # never the JSON
+    click(buttons(view, "c1")["Approve"])
+    assert isinstance(await task, ToolCall)
+    await tools.get("notebook_edit").call(args)
+    assert json.loads(path.read_text())["cells"][1]["source"] == ["x = 2\n", "print(x)"]
