@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..events import AgentEvent
+from .sanitize import sanitize_markdown
 from .secrets import scrub
 
 __all__ = ["Card", "TextView", "Throttle", "Transcript", "WidgetView", "preview"]
@@ -392,7 +393,8 @@ class Transcript:
         out: list[str] = []
         for block in self.blocks:
             if block.kind == "text" and block.text.strip():
-                out.append(close_fences(block.text.strip()))
+                # model text: no raw HTML, no images that load (clawnb.notebook.sanitize)
+                out.append(close_fences(sanitize_markdown(block.text.strip())))
             elif block.kind == "reasoning" and block.text.strip():
                 body = _one_line(html.escape(block.text.strip()))
                 out.append(
@@ -400,7 +402,7 @@ class Transcript:
                     f"</summary><pre class='clawnb-result'>{body}</pre></details>"
                 )
             elif block.kind == "note":
-                out.append(f"*{block.text}*")
+                out.append(f"*{sanitize_markdown(block.text)}*")
             elif block.card is not None:
                 out.append(_card_html(block.card))
         out.append(f"<sub class='clawnb-muted'>{html.escape(self.footer())}</sub>")
@@ -718,7 +720,9 @@ class WidgetView(_View):
         self._closed = True
         self._clear_output()
         text = self.transcript.quiet_text() if self.quiet else None
-        markdown = scrub(text) if text is not None else self.transcript.to_markdown()
+        markdown = (
+            scrub(sanitize_markdown(text)) if text is not None else self.transcript.to_markdown()
+        )
         plain = scrub(text) if text is not None else self.transcript.to_plain()
         self._display({"text/markdown": markdown, "text/plain": plain}, raw=True)
         for widget in [*self._all_widgets()]:

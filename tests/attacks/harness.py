@@ -46,6 +46,7 @@ import base64
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -411,6 +412,12 @@ class World:
             seen = {results.get(call_id) for call_id in group}
             if len(seen) != 1:
                 problems.append(f"calls {group} got different results (an oracle): {seen}")
+        if self.notebook_text and expect.get("rendered_lacks"):
+            rendered = render_notebook_html(self.ws / "attack.ipynb")
+            for pattern in expect["rendered_lacks"]:
+                found = re.search(pattern, rendered)
+                if found:
+                    problems.append(f"the saved notebook renders {found.group(0)!r}")
         for text in expect.get("transcript_lacks", []):
             if text in self.transcript:
                 problems.append(f"the front end showed {text!r} raw")
@@ -428,6 +435,16 @@ class World:
         if "min_approvals" in expect and len(self.approvals) < expect["min_approvals"]:
             problems.append(f"only {len(self.approvals)} approvals asked")
         return problems
+
+
+def render_notebook_html(path: Path) -> str:
+    """The saved notebook as a reader's browser gets it: nbconvert's HTML (the Markdown
+    renderer Jupyter uses), so the verdict is about what is drawn and loaded, not the source."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(template_name="basic").from_notebook_node(nbformat.read(path, 4))
+    return body
 
 
 def _write(path: Path, text: str) -> None:
@@ -544,7 +561,7 @@ def drive_chat(world: World) -> None:
         world.transcript = "".join(log)
 
 
-NOTEBOOK_CELL = "%%claw --new --cwd {ws}{mode}\n{prompt}"
+NOTEBOOK_CELL = "%%claw --new --cwd {ws}{mode}{options}\n{prompt}"
 
 
 def drive_notebook(world: World) -> None:
@@ -558,6 +575,7 @@ def drive_notebook(world: World) -> None:
     cell = NOTEBOOK_CELL.format(
         ws=world.ws,
         mode=f" --mode {mode}" if mode else "",
+        options="".join(f" {o}" for o in world.attack.data.get("cell_options", [])),
         prompt=world.fill(world.attack.data.get("prompt", "go")),
     )
     nb = new_notebook(

@@ -36,7 +36,12 @@ def _project_config(ws: Path, text: str) -> None:
 
 async def test_scripted_model_from_project_config_and_approval(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    for var in ("CLAWNB_MODEL", "CLAWNB_BASE_URL", "CLAWNB_MAX_CONTEXT_TOKENS", "CLAWNB_MAX_TOKENS"):
+    for var in (
+        "CLAWNB_MODEL",
+        "CLAWNB_BASE_URL",
+        "CLAWNB_MAX_CONTEXT_TOKENS",
+        "CLAWNB_MAX_TOKENS",
+    ):
         monkeypatch.delenv(var, raising=False)
     model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "written"}])
     ws = tmp_path / "ws"
