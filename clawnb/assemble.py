@@ -358,45 +358,6 @@ def _gate_mode(mode: PermissionMode) -> PermissionMode:
     return PermissionMode.DEFAULT if mode is PermissionMode.PLAN else mode
 
 
-class _WorkspaceRelative:
-    """A PathValidator for ``allowed_directory`` that reads relative paths the way the tools
-    do — from the workspace — so the check and the tool agree on which file is meant."""
-
-    def __init__(self, validator: Any, workspace: Path) -> None:
-        self.validator = validator
-        self.workspace = workspace
-
-    def check(self, tool_name: str, args: Any) -> None:
-        if isinstance(args, dict):
-            args = dict(args)
-            for key in self.validator.PATH_KEYS:
-                value = args.get(key)
-                if (
-                    isinstance(value, str)
-                    and not value.startswith("~")
-                    and not os.path.isabs(value)
-                ):
-                    args[key] = os.path.join(self.workspace, value)
-            if tool_name in ("glob", "grep") and not isinstance(args.get("path"), str):
-                args["path"] = str(self.workspace)  # they search the workspace by default
-        self.validator.check(tool_name, args)
-
-    def __repr__(self) -> str:
-        return f"{self.validator!r} (relative to {self.workspace})"
-
-
-def _restrict_paths(gate: Any, allowed_directory: str, workspace: Path) -> None:
-    """Swap the gate's workspace PathValidator for one that keeps tools in
-    ``allowed_directory`` (relative to the workspace unless absolute)."""
-    from .safety import PathValidator
-
-    allowed = Path(os.path.expanduser(allowed_directory))
-    if not allowed.is_absolute():
-        allowed = workspace / allowed
-    checks = [c for c in gate.checks if not isinstance(c, PathValidator)]
-    gate.checks = [_WorkspaceRelative(PathValidator(allowed), workspace), *checks]
-
-
 def _sessions_root(config: Config, workspace: Path) -> Path:
     root = Path(os.path.expanduser(config.sessions_dir))
     return root if root.is_absolute() else workspace / root
@@ -498,23 +459,16 @@ def build_agent(
 
     the_gate: Gate | None
     if gate is True:
-        from .gates import build_gate
-        from .hooks import hooks_from_config
+        from .gates import GatePipeline
 
-        the_gate = build_gate(
-            mode=_gate_mode(session_mode),
+        the_gate = GatePipeline.from_config(
+            config,
             workspace=ws,
-            allow=config.permissions.allow,
-            ask=config.permissions.ask,
-            deny=config.permissions.deny,
+            mode=_gate_mode(session_mode),
             approve=approvals,
-            hooks=hooks_from_config(config.hooks, cwd=ws, sandbox=sandbox),
-            blocked_commands=config.blocked_commands,
-            protected_patterns=config.protected_patterns,
             checkpoints=checkpoints,
+            sandbox=sandbox,
         )
-        if config.allowed_directory:
-            _restrict_paths(the_gate, config.allowed_directory, ws)
     elif gate is False or gate is None:
         the_gate = None
     else:

@@ -33,6 +33,7 @@ import asyncio
 import dataclasses
 import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from .checkpoints import Checkpoints
@@ -92,12 +93,19 @@ class GatePipeline(Gate):
         mode: PermissionMode | str | None = None,
         approve: ApprovalCallback | None = None,
         rules: Iterable[PermissionRule] = (),
+        checkpoints: Checkpoints | None = None,
+        sandbox: Any = None,
     ) -> GatePipeline:
-        """A pipeline from a ``Config`` (or a dict with the same keys): ``allowed_directory``
-        (else ``workspace``, else the current directory), ``blocked_commands``,
-        ``protected_patterns``, ``hooks`` and optional ``permissions`` (``mode``, ``allow``,
-        ``ask``, ``deny``). An explicit ``mode`` wins over the config's (a cell's or a command
-        line's choice is more specific than a file)."""
+        """The gate for a ``Config`` (or a dict with the same keys) — the one builder that
+        :func:`clawnb.build_agent`, the tests and scripts all use.
+
+        ``workspace`` (default: ``allowed_directory``, else the current directory) is where
+        relative paths point and hooks run. ``allowed_directory`` (relative to the workspace
+        unless absolute) is where the tools may go. ``blocked_commands``,
+        ``protected_patterns``, ``hooks`` (run in ``sandbox`` when one is given) and
+        ``permissions`` (``mode``, ``allow``, ``ask``, ``deny``) come from the config. An
+        explicit ``mode`` wins over the config's: a cell's or a command line's choice is more
+        specific than a file. ``checkpoints`` snapshots each file a call is about to change."""
 
         def get(name: str, default: Any = None) -> Any:
             if config is None:
@@ -112,10 +120,12 @@ class GatePipeline(Gate):
             if isinstance(perms, dict)
             else (lambda k, d=None: getattr(perms, k, d))
         )
+        allowed = get("allowed_directory")
+        ws = Path(workspace if workspace is not None else allowed or os.getcwd()).absolute()
         hooks_section = get("hooks")
-        return build_gate(
+        gate = build_gate(
             mode=mode or perm("mode") or PermissionMode.DEFAULT,
-            workspace=get("allowed_directory") or workspace,
+            workspace=ws,
             rules=rules,
             allow=perm("allow") or (),
             ask=perm("ask") or (),
@@ -123,8 +133,14 @@ class GatePipeline(Gate):
             approve=approve,
             blocked_commands=get("blocked_commands"),
             protected_patterns=get("protected_patterns"),
-            hooks=hooks_from_config(hooks_section) if hooks_section is not None else None,
+            hooks=hooks_from_config(hooks_section, cwd=ws, sandbox=sandbox)
+            if hooks_section is not None
+            else None,
+            checkpoints=checkpoints,
         )
+        if allowed:
+            _restrict_paths(gate, allowed, ws)
+        return gate
 
     # -- Gate ---------------------------------------------------------------------------------
     async def agent_start(self, prompt: str) -> None:
@@ -331,3 +347,43 @@ def build_gate(
         checkpoints=checkpoints,
         workspace=ws,
     )
+
+
+class _WorkspaceRelative:
+    """A PathValidator for ``allowed_directory`` that reads relative paths the way the tools
+    do — from the workspace — so the check and the tool agree on which file is meant."""
+
+    def __init__(self, validator: Any, workspace: Path) -> None:
+        self.validator = validator
+        self.workspace = workspace
+
+    def check(self, tool_name: str, args: Any) -> None:
+        if isinstance(args, dict):
+            args = dict(args)
+            for key in self.validator.PATH_KEYS:
+                value = args.get(key)
+                if (
+                    isinstance(value, str)
+                    and not value.startswith("~")
+                    and not os.path.isabs(value)
+                ):
+                    args[key] = os.path.join(self.workspace, value)
+            if tool_name in ("glob", "grep") and not isinstance(args.get("path"), str):
+                args["path"] = str(self.workspace)  # they search the workspace by default
+        self.validator.check(tool_name, args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.validator, name)  # allowed_dir, PATH_KEYS, …
+
+    def __repr__(self) -> str:
+        return f"{self.validator!r} (relative to {self.workspace})"
+
+
+def _restrict_paths(gate: Any, allowed_directory: str, workspace: Path) -> None:
+    """Swap the gate's workspace PathValidator for one that keeps tools in
+    ``allowed_directory`` (relative to the workspace unless absolute)."""
+    allowed = Path(os.path.expanduser(allowed_directory))
+    if not allowed.is_absolute():
+        allowed = workspace / allowed
+    checks = [c for c in gate.checks if not isinstance(c, PathValidator)]
+    gate.checks = [_WorkspaceRelative(PathValidator(allowed), workspace), *checks]
