@@ -19,9 +19,7 @@ from typing import Any
 
 from .errors import MaxTurnsExceeded
 from .events import AgentEvent, EventCallback, StreamEvent, emit
-from .executor import Gate, Intercept, ResultLimit, ToolExecutor, ToolsInterrupted, tool_summary
-from .tools.tool_search import NAME as TOOL_SEARCH
-from .tools.tool_search import active_definitions
+from .executor import Gate, ResultLimit, ToolExecutor, ToolsInterrupted, tool_summary
 from .types import (
     Assistant,
     AssistantTurn,
@@ -35,6 +33,7 @@ from .types import (
 
 __all__ = [
     "AgentEvent",
+    "Phase",
     "SimpleAgent",
     "StreamingAgent",
     "single_turn",
@@ -76,8 +75,22 @@ def _last_user_text(messages: list[Message]) -> str:
     return ""
 
 
+class Phase:
+    """What one run of the loop works with: the tools it offers and runs, the gate in front of
+    them, and whether to stop after a round of tool calls. An agent's ordinary phase is its own
+    tools and gate and ends when the model stops calling tools; plan mode's planning phase
+    (:class:`clawnb.planning.PlanPhase`) offers read-only tools and ends at ``exit_plan``."""
+
+    def __init__(self, tools: ToolSet, gate: Gate | None) -> None:
+        self.tools = tools
+        self.gate = gate
+
+    def over(self) -> bool:
+        return False
+
+
 class _Loop:
-    """What SimpleAgent, StreamingAgent and PlanAgent share: tools, gate, limits, the step."""
+    """What SimpleAgent, StreamingAgent and PlanAgent share: tools, gate, limits, the loop."""
 
     def __init__(
         self,
@@ -105,14 +118,44 @@ class _Loop:
         self.tools.push(tool)
         return self
 
-    @property
-    def executor(self) -> ToolExecutor:
-        return ToolExecutor(
-            self.tools,
-            gate=self.gate,
+    async def _loop(
+        self, messages: list[Message], on_event: EventCallback | None, phase: Phase | None = None
+    ) -> str:
+        """The book's loop: ask the model; run the tools it calls and append the round; stop
+        when it answers without tools (or the phase is over) and return its text."""
+        phase = phase or Phase(self.tools, self.gate)
+        executor = ToolExecutor(
+            phase.tools,
+            gate=phase.gate,
             max_concurrency=self.max_concurrency,
             result_limit=self.result_limit,
         )
+        self._prepare(messages)
+        if phase.gate is not None:
+            await phase.gate.agent_start(_last_user_text(messages))
+        turns = 0
+        while True:
+            turns += 1
+            if self.max_turns is not None and turns > self.max_turns:
+                raise MaxTurnsExceeded(self.max_turns)
+            turn = await self._ask(messages, phase.tools.active_definitions(), on_event)
+            await emit(on_event, AgentEvent.TurnEnd(turn))
+            if not turn.tool_calls:
+                messages.append(Assistant(turn))
+            else:
+                try:
+                    results = await executor.run(turn.tool_calls, on_event)
+                except ToolsInterrupted as interrupted:
+                    _append_round(messages, turn, interrupted.results)  # valid, even now
+                    raise
+                _append_round(messages, turn, results)
+            await self._after_turn(turn, messages)
+            if not turn.tool_calls or phase.over():
+                text = turn.text or ""
+                await emit(on_event, AgentEvent.Done(text))
+                if phase.gate is not None:
+                    await phase.gate.agent_end(text)
+                return text
 
     def _prepare(self, messages: list[Message]) -> None:
         if self.system_prompt is not None and not (
@@ -120,75 +163,11 @@ class _Loop:
         ):
             messages.insert(0, Message.System(self.system_prompt))
 
-    def _asker(self, on_event: EventCallback | None) -> Any:
-        """The coroutine function that gets one turn: ``ask(messages, tool_definitions)``."""
-        return self.provider.chat
-
-    async def _loop(
-        self,
-        messages: list[Message],
-        on_event: EventCallback | None,
-        *,
-        visible: list[str] | None = None,
-        intercept: Intercept | None = None,
-        stop_when: Any = None,
-    ) -> str:
-        """The loop. ``visible`` limits the tools shown to the model; ``intercept`` may answer
-        calls directly; ``stop_when()`` ends the loop after a tool round (plan mode)."""
-        self._prepare(messages)
-        if self.gate is not None:
-            await self.gate.agent_start(_last_user_text(messages))
-        turns = 0
-        max_turns = self.max_turns
-        executor = self.executor
-        ask = self._asker(on_event)
-        tools = self.tools
-        context = self.context
-        # Deferred tools appear once tool_search loads them, so with tool_search the list is
-        # rebuilt every turn; otherwise it cannot change during a run.
-        fixed_defs = None if TOOL_SEARCH in tools else self._definitions(visible)
-        while True:
-            if max_turns is not None and turns >= max_turns:
-                raise MaxTurnsExceeded(max_turns)
-            turns += 1
-            defs = fixed_defs if fixed_defs is not None else self._definitions(visible)
-            turn = await ask(messages, defs)
-            if on_event is not None:
-                await emit(on_event, AgentEvent.TurnEnd(turn))
-            if not turn.tool_calls:
-                text = turn.text or ""
-                messages.append(Assistant(turn))
-                if context is not None:
-                    await self._after_turn(turn, messages)
-                await emit(on_event, AgentEvent.Done(text))
-                if self.gate is not None:
-                    await self.gate.agent_end(text)
-                return text
-            calls = turn.tool_calls
-            try:
-                if intercept is None and len(calls) == 1:  # the common case, kept lean
-                    result = await executor.run_call(calls[0], on_event)
-                    messages.extend((Assistant(turn), ToolResult(calls[0].id, result)))
-                else:
-                    results = await executor.run(calls, on_event, intercept=intercept)
-                    _append_round(messages, turn, results)
-            except ToolsInterrupted as interrupted:
-                _append_round(messages, turn, interrupted.results)
-                raise
-            if context is not None:
-                await self._after_turn(turn, messages)
-            if stop_when is not None and stop_when():
-                text = turn.text or ""
-                await emit(on_event, AgentEvent.Done(text))
-                if self.gate is not None:
-                    await self.gate.agent_end(text)
-                return text
-
-    def _definitions(self, visible: list[str] | None) -> list[Any]:
-        defs = active_definitions(self.tools)  # deferred tools stay hidden until loaded
-        if visible is not None:
-            defs = [d for d in defs if d.name in visible]
-        return defs
+    async def _ask(
+        self, messages: list[Message], definitions: list[Any], on_event: EventCallback | None
+    ) -> AssistantTurn:
+        """One model turn."""
+        return await self.provider.chat(messages, definitions)
 
     async def _after_turn(self, turn: AssistantTurn, messages: list[Message]) -> None:
         if self.context is None:
@@ -243,22 +222,21 @@ class StreamingAgent(_Loop):
         return await self._reporting_loop(messages, on_event)
 
     async def _reporting_loop(
-        self, messages: list[Message], on_event: EventCallback | None, **options: Any
+        self, messages: list[Message], on_event: EventCallback | None, phase: Phase | None = None
     ) -> str:
         try:
-            return await self._loop(messages, on_event, **options)
+            return await self._loop(messages, on_event, phase)
         except Exception as exc:
             await emit(on_event, AgentEvent.Error(str(exc)))
             raise
 
-    def _asker(self, on_event: EventCallback | None) -> Any:
-        stream_chat = self.provider.stream_chat
-        forward = stream_forwarder(on_event)
-
-        async def ask(messages: list[Message], tools: list[Any]) -> AssistantTurn:
-            return await stream_chat(messages, tools, forward)
-
-        return ask
+    async def _ask(
+        self, messages: list[Message], definitions: list[Any], on_event: EventCallback | None
+    ) -> AssistantTurn:
+        """One model turn, streamed: text deltas reach ``on_event`` as they arrive."""
+        if not hasattr(self.provider, "stream_chat"):  # a plain Provider works too
+            return await self.provider.chat(messages, definitions)
+        return await self.provider.stream_chat(messages, definitions, stream_forwarder(on_event))
 
 
 def stream_forwarder(on_event: EventCallback | None) -> EventCallback | None:

@@ -370,7 +370,7 @@ def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOver
                     if value.mode in _STRICT_MODES:
                         kept["mode"] = value.mode
                     else:
-                        ignored.append(f"permissions.mode = {value.mode!r}")
+                        ignored.append(f"permissions.mode = {value.mode.value!r}")
                 else:
                     kept[key] = getattr(value, key)
             if not kept:

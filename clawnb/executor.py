@@ -3,7 +3,7 @@
 Every loop (SimpleAgent, StreamingAgent, PlanAgent, subagents) hands its calls to a
 :class:`ToolExecutor`, so every call goes through the same pipeline::
 
-    intercept? ─► unknown tool? ─► bad JSON arguments? ─► gate.before_tool ─► tool.call
+    unknown tool? ─► bad JSON arguments? ─► gate.before_tool ─► tool.call
               ─► gate.after_tool ─► result limit ─► result (in the original call order)
 
 Refusals are results, never exceptions: an unknown tool, invalid arguments, a denied approval
@@ -110,7 +110,6 @@ class ToolsInterrupted(asyncio.CancelledError):
         self.results = results
 
 
-Intercept = Callable[[ToolCall], "str | None"]
 ResultLimit = Callable[[ToolCall, str], str]
 
 
@@ -130,28 +129,12 @@ class ToolExecutor:
         self.max_concurrency = max_concurrency
         self.result_limit = result_limit
 
-    async def run(
-        self,
-        calls: list[ToolCall],
-        on_event: EventCallback | None = None,
-        *,
-        intercept: Intercept | None = None,
-    ) -> list[str]:
-        """Run ``calls`` and return their results in call order.
-
-        ``intercept(call)`` may answer a call directly (plan mode's ``exit_plan`` and blocked
-        tools); intercepted calls emit no events.
-        """
-        if intercept is None and len(calls) == 1:
+    async def run(self, calls: list[ToolCall], on_event: EventCallback | None = None) -> list[str]:
+        """Run ``calls`` and return their results in call order."""
+        if len(calls) == 1:
             return [await self.run_call(calls[0], on_event)]
         results: list[str | None] = [None] * len(calls)
-        pending: list[int] = []
-        for i, call in enumerate(calls):
-            answer = intercept(call) if intercept is not None else None
-            if answer is not None:
-                results[i] = answer
-            else:
-                pending.append(i)
+        pending = list(range(len(calls)))
         if on_event is not None:
             for i in pending:
                 call = calls[i]

@@ -2,13 +2,15 @@
 
 :class:`PlanAgent` runs the streaming loop in two phases on **one** history:
 
-* :meth:`PlanAgent.plan` shows the model only the read-only tools (by default ``bash``,
-  ``read`` and ``ask_user``, as in the book; :meth:`~PlanAgent.read_only` replaces the set) plus
-  a virtual ``exit_plan`` tool. The planning prompt is put at position 0 unless the history
-  already starts with a System message. A call to any other tool is answered with
-  ``error: tool '{name}' is not available in planning mode`` and never runs; ``exit_plan`` is
-  answered with ``Plan submitted for review.`` and ends the phase after that round, returning
-  the turn's text (the plan).
+* :meth:`PlanAgent.plan` runs the loop in a :class:`PlanPhase`: the model is shown only the
+  read-only tools (by default ``bash``, ``read`` and ``ask_user``, as in the book;
+  :meth:`~PlanAgent.read_only` replaces the set — production passes the tools that declare
+  ``read_only``) plus an ``exit_plan`` tool. The planning prompt is put at position 0 unless
+  the history already starts with a System message. A call to any other registered tool is
+  answered with ``error: tool '{name}' is not available in planning mode`` and never runs;
+  ``exit_plan`` is answered with ``Plan submitted for review.`` and ends the phase after that
+  round, returning the turn's text (the plan). Unlike the book, refused calls and
+  ``exit_plan`` are reported as ordinary tool events, so front ends show them.
 * :meth:`PlanAgent.execute` continues the same history with every tool visible; ``exit_plan``
   is then an unknown tool.
 
@@ -24,9 +26,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .agent import StreamingAgent, stream_forwarder
+from .agent import Phase, StreamingAgent
 from .events import EventCallback
-from .types import AssistantTurn, Message, ToolCall, ToolDefinition
+from .executor import Gate, Refusal
+from .types import Message, Tool, ToolCall, ToolDefinition, ToolSet
 
 __all__ = [
     "DEFAULT_PLAN_PROMPT",
@@ -34,6 +37,7 @@ __all__ = [
     "EXIT_PLAN",
     "PLAN_SUBMITTED",
     "PlanAgent",
+    "PlanPhase",
     "PlanReview",
     "PlanVerdict",
     "exit_plan_definition",
@@ -102,6 +106,71 @@ def exit_plan_definition() -> ToolDefinition:
     )
 
 
+class PlanPhase(Phase):
+    """The planning phase as the loop sees it: every tool stays registered, but the model is
+    offered only the read-only ones plus ``exit_plan``; a call to any other tool is refused
+    with ``error: tool '{name}' is not available in planning mode`` before the session's gate
+    is asked anything, and ``exit_plan`` ends the phase after its round."""
+
+    def __init__(self, tools: ToolSet, gate: Gate | None, allowed: Iterable[str]) -> None:
+        self.allowed = frozenset(allowed)
+        self.submitted = False
+        planning = ToolSet(tools)
+        planning.push(_ExitPlanTool(self))
+        super().__init__(planning, _PlanningGate(gate, self))
+
+    def over(self) -> bool:
+        return self.submitted
+
+
+class _ExitPlanTool:
+    """``exit_plan``: hands the plan in. It also decides what the model sees while planning
+    (:meth:`ToolSet.active_definitions` asks it)."""
+
+    read_only = True
+
+    def __init__(self, phase: PlanPhase) -> None:
+        self.phase = phase
+        self.definition = exit_plan_definition()
+
+    def hides(self, tool: Any, tools: ToolSet) -> bool:
+        return tool is not self and tool.definition.name not in self.phase.allowed
+
+    async def call(self, args: Any) -> str:
+        self.phase.submitted = True
+        return PLAN_SUBMITTED
+
+
+class _PlanningGate(Gate):
+    """The session's gate while planning, behind the planning rule."""
+
+    def __init__(self, inner: Gate | None, phase: PlanPhase) -> None:
+        self.inner = inner
+        self.phase = phase
+
+    async def agent_start(self, prompt: str) -> None:
+        if self.inner is not None:
+            await self.inner.agent_start(prompt)
+
+    async def agent_end(self, response: str) -> None:
+        if self.inner is not None:
+            await self.inner.agent_end(response)
+
+    async def before_tool(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+        if call.name == EXIT_PLAN:
+            return call
+        if call.name not in self.phase.allowed:
+            return Refusal(
+                f"error: tool '{call.name}' is not available in planning mode", "blocked"
+            )
+        return call if self.inner is None else await self.inner.before_tool(call, tool)
+
+    async def after_tool(self, call: ToolCall, result: str) -> str:
+        if call.name == EXIT_PLAN or self.inner is None:
+            return result
+        return await self.inner.after_tool(call, result)
+
+
 class PlanAgent(StreamingAgent):
     """A streaming agent with a read-only planning phase and an executing phase."""
 
@@ -109,7 +178,6 @@ class PlanAgent(StreamingAgent):
         super().__init__(provider, **options)
         self._read_only: set[str] = set(DEFAULT_READ_ONLY)
         self._plan_prompt = DEFAULT_PLAN_PROMPT
-        self._planning = False
 
     # -- builder ------------------------------------------------------------------------------
     def read_only(self, names: Iterable[str]) -> PlanAgent:
@@ -134,44 +202,9 @@ class PlanAgent(StreamingAgent):
         ``messages`` is appended to in place."""
         if not messages or not isinstance(messages[0], Message.System):
             messages.insert(0, Message.System(self._plan_prompt))
-        allowed = set(self._read_only)
-        submitted = False
-
-        def intercept(call: ToolCall) -> str | None:
-            nonlocal submitted
-            if call.name == EXIT_PLAN:
-                submitted = True
-                return PLAN_SUBMITTED
-            if call.name not in allowed:
-                return f"error: tool '{call.name}' is not available in planning mode"
-            return None
-
-        self._planning = True
-        try:
-            return await self._reporting_loop(
-                messages,
-                on_event,
-                visible=sorted(allowed),
-                intercept=intercept,
-                stop_when=lambda: submitted,
-            )
-        finally:
-            self._planning = False
+        phase = PlanPhase(self.tools, self.gate, self._read_only)
+        return await self._reporting_loop(messages, on_event, phase)
 
     async def execute(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
         """Carry out the (approved) plan with every tool; return the final text."""
         return await self._reporting_loop(messages, on_event)
-
-    def _asker(self, on_event: EventCallback | None) -> Any:
-        planning = self._planning
-        provider = self.provider
-        forward = stream_forwarder(on_event)
-
-        async def ask(messages: list[Message], tools: list[Any]) -> AssistantTurn:
-            if planning:
-                tools = [*tools, exit_plan_definition()]
-            if not hasattr(provider, "stream_chat"):  # a plain Provider works too
-                return await provider.chat(messages, tools)
-            return await provider.stream_chat(messages, tools, forward)
-
-        return ask

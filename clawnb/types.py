@@ -355,6 +355,21 @@ class ToolSet:
             self._definitions = [t.definition for t in self._tools.values()]
         return self._definitions.copy()
 
+    def active_definitions(self) -> list[ToolDefinition]:
+        """The definitions to send the model this turn. A tool in the set may hide others by
+        offering ``hides(tool, toolset) -> bool`` — ``tool_search`` hides the deferred tools
+        it has not loaded yet, the planning phase everything but its read-only tools — so the
+        loop never needs to know which tool does that."""
+        tools = list(self._tools.values())
+        hiders = [t for t in tools if callable(getattr(t, "hides", None))]
+        if not hiders:
+            return self.definitions()
+        return [
+            t.definition
+            for t in tools
+            if not any(h.hides(t, self) for h in hiders)  # type: ignore[attr-defined]
+        ]
+
     def names(self) -> list[str]:
         return list(self._tools)
 

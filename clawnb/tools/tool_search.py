@@ -77,14 +77,11 @@ def _search_tool(tools: ToolSet) -> ToolSearchTool | None:
 
 
 def active_definitions(tools: ToolSet) -> list[ToolDefinition]:
-    """The definitions to send the model this turn: every tool that is not deferred, plus the
-    deferred ones ``tool_search`` has activated. Without a ``tool_search`` tool nothing could
-    activate them, so deferred tools are then sent like any other."""
-    search = _search_tool(tools)
-    if search is None:
-        return tools.definitions()
-    search.attach(tools)
-    return [t.definition for t in tools if not is_deferred(t) or t.definition.name in search.active]
+    """The definitions to send the model this turn (:meth:`ToolSet.active_definitions`): every
+    tool that is not deferred, plus the deferred ones ``tool_search`` has activated. Without a
+    ``tool_search`` tool nothing could activate them, so deferred tools are then sent like any
+    other."""
+    return tools.active_definitions()
 
 
 def deferred_tools_section(tools: ToolSet) -> str | None:
@@ -103,7 +100,7 @@ class ToolSearchTool(BaseTool):
     """``tool_search``: find deferred tools by name or keywords and make them available.
 
     The tool keeps the set of activated names for its session. It searches the ToolSet it is
-    attached to (:func:`active_definitions` attaches the loop's set every turn).
+    attached to (:meth:`ToolSet.active_definitions` attaches the loop's set every turn).
     """
 
     read_only = True
@@ -115,6 +112,12 @@ class ToolSearchTool(BaseTool):
 
     def attach(self, tools: ToolSet) -> None:
         self.tools = tools
+
+    def hides(self, tool: Tool, tools: ToolSet) -> bool:
+        """:meth:`ToolSet.active_definitions` asks: a deferred tool stays hidden until loaded
+        (searched in ``tools``, the set the loop is using)."""
+        self.attach(tools)
+        return is_deferred(tool) and tool.definition.name not in self.active
 
     def _deferred(self) -> list[Tool]:
         if self.tools is None:

@@ -77,8 +77,11 @@ async def test_plan_events(tmp_path: Path):
     agent = PlanAgent(MockStreamProvider(turns), tools=[ReadTool(), WriteTool()])
     messages = [Message.User("plan")]
     await agent.plan(messages, events.append)
-    announced = [e.name for e in events if isinstance(e, AgentEvent.ToolCall)]
-    assert announced == ["read"]  # the blocked write is answered without events, as in the book
+    # unlike the book, the refused write is reported (front ends show what was refused)
+    outcomes = {e.name: e.outcome for e in events if isinstance(e, AgentEvent.ToolResult)}
+    assert outcomes == {"read": "ok", "write": "blocked"}
+    running = [e.name for e in events if isinstance(e, AgentEvent.ToolRunning)]
+    assert running == ["read"]
     assert "".join(e.text for e in events if isinstance(e, AgentEvent.TextDelta)) == "ok"
     assert isinstance(events[-1], AgentEvent.Done) and events[-1].text == "ok"
     assert f.read_text() == "data"
