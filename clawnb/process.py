@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KILL_GRACE_S",
     "child_env",
+    "end_group",
     "group_alive",
     "kill_group",
     "signal_group",
@@ -133,16 +134,28 @@ async def kill_group(pgid: int, grace: float = KILL_GRACE_S) -> None:
         _watchdog.forget(pgid)
 
 
+def end_group(pgid: int) -> None:
+    """SIGKILL whatever is left of a group, without waiting, and stop watching it: for a
+    group whose processes are known to be dying already (a sandbox whose PID namespace ended
+    with its bwrap)."""
+    signal_group(pgid, signal.SIGKILL)
+    _watchdog.forget(pgid)
+
+
 async def wait_exit(proc: asyncio.subprocess.Process) -> int:
     """Wait until the child itself has exited.
 
     Not ``proc.wait()``: on Python 3.11 that also waits for the pipes to close, which never
     happens while a background job (``cmd &``) still holds them.
     """
-    delay = 0.002
+    # Poll often while the command is young (most are short: their latency is the figure a
+    # person feels), then back off to 50 ms so a long command costs next to nothing.
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    delay = 0.001
     while proc.returncode is None:
         await asyncio.sleep(delay)
-        delay = min(delay * 2, 0.05)
+        delay = min(delay * 2, 0.004 if loop.time() - start < 0.5 else 0.05)
     return proc.returncode
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from ..process import (
     KILL_GRACE_S,
     child_env,
+    end_group,
     kill_group,
     signal_group,
     spawn,
@@ -225,7 +226,12 @@ class BashTool(BaseTool):
                 timed_out = True
             # Exited or timed out: nothing of this call may keep running. Background jobs
             # die here too, which also closes the pipes they inherited.
-            await kill_group(pgid, self.kill_grace)
+            if policy is not None and not timed_out:
+                # bwrap exited, so its PID namespace is gone: every process in it was killed
+                # by the kernel. No TERM grace to wait out (it costs ~15 ms a call).
+                end_group(pgid)
+            else:
+                await kill_group(pgid, self.kill_grace)
             await wait_exit(proc)
             await self._finish_reading(out, err)
         except BaseException:

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,11 +42,15 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    canary = tmp_path / "outside"
-    canary.mkdir()
+def outside() -> Iterator[Path]:
+    """A canary directory the sandbox can *see*: not under /tmp, which the sandbox replaces
+    with an empty private one (a canary there would prove nothing)."""
+    base = Path.home() / ".cache" / "clawnb-test-canaries"
+    base.mkdir(parents=True, exist_ok=True)
+    canary = Path(tempfile.mkdtemp(prefix="outside-", dir=base))
     (canary / "canary.txt").write_text("untouched\n")
-    return canary
+    yield canary
+    shutil.rmtree(canary, ignore_errors=True)
 
 
 def sandboxed(ws: Path, **kw) -> BashTool:
@@ -81,6 +88,7 @@ def _wait_until(predicate, timeout: float = 5.0) -> bool:
 
 async def test_sandboxed_write_outside_the_workspace_fails_on_disk(ws, outside):
     bash = sandboxed(ws)
+    assert await bash.call({"command": f"cat {outside}/canary.txt"}) == "untouched\n"
     result = await bash.call(
         {
             "command": f"echo pwned > {outside}/new.txt; echo pwned >> {outside}/canary.txt; "
