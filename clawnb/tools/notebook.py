@@ -495,6 +495,10 @@ def _find_cell(cells: list[Any], cell_id: str | None, number: int | None, shown:
         hint = f"; to address a cell by position use cell_number={match.group(1)}" if match else ""
         raise ToolError(f"no cell with id {cell_id!r} in '{shown}'{hint} (see notebook_read)")
     if number is not None:
+        if not cells:
+            raise ToolError(
+                f"'{shown}' has no cells; to add one, insert without cell_id or cell_number"
+            )
         if not 1 <= number <= len(cells):
             raise ToolError(
                 f"'{shown}' has {len(cells)} cells; cell_number must be 1-{len(cells)}, "

@@ -474,6 +474,14 @@ async def test_create_a_new_notebook_by_inserting(tools, tmp_path):
     path = tmp_path / "new.ipynb"
     validates(path)
     assert ["".join(c["source"]) for c in cells_of(path)] == ["print(1)"]
+    empty = save(tmp_path / "empty.ipynb", make_nb([]))
+    await tools[0].call({"path": "empty.ipynb"})
+    with pytest.raises(ToolError, match="has no cells; to add one, insert without cell_id"):
+        await edit.call(
+            {"path": "empty.ipynb", "action": "insert", "cell_number": 1, "source": "x"}
+        )
+    await edit.call({"path": "empty.ipynb", "action": "insert", "source": "x"})
+    validates(empty)
     with pytest.raises(ToolError, match="does not exist; use action 'insert'"):
         await edit.call({"path": "other.ipynb", "source": "x"})
 
