@@ -199,3 +199,19 @@ async def test_the_approval_card_shows_the_cell_number_id_and_diff_never_json(tm
     assert isinstance(await task, ToolCall)
     await tools.get("notebook_edit").call(args)
     assert json.loads(path.read_text())["cells"][1]["source"] == ["x = 2\n", "print(x)"]
+
+
+async def test_a_notebook_path_leading_to_a_secret_file_is_asked_and_never_echoed(tmp_path):
+    """The shared secret-file rule covers notebook_read (a symlink named .ipynb to .env);
+    and were it approved, the parse error would not quote the file."""
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234\n")
+    (tmp_path / "leak.ipynb").symlink_to(tmp_path / ".env")
+    tools = default_tools(tmp_path, web=False)
+    read = tools.get("notebook_read")
+    gate = build_gate(mode="bypass", workspace=tmp_path)  # no one to approve
+    decision = await gate.before_tool(ToolCall("c", "notebook_read", {"path": "leak.ipynb"}), read)
+    assert not isinstance(decision, ToolCall)
+    assert "sk-proj" not in decision.content
+    with pytest.raises(Exception) as info:
+        await read.call({"path": "leak.ipynb"})
+    assert "sk-proj" not in str(info.value)
