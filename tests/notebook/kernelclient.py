@@ -26,7 +26,10 @@ class Run:
     all_messages: list[dict[str, Any]] = field(default_factory=list)
     status: str = ""
     interrupt_to_idle: float | None = None
-    widget_states: dict[str, dict[str, Any]] = field(default_factory=dict)
+    widget_states: dict[str, dict[str, Any]] = field(default_factory=dict)  # the final states
+    # every state the kernel sent, in order: (comm id, the state or the part that changed).
+    # Intermediate states live here, not in ``widget_states``, which later updates overwrite.
+    widget_updates: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     prompts: list[str] = field(default_factory=list)  # input() prompts the kernel sent
 
     @property
@@ -117,15 +120,19 @@ class Kernel:
                 continue
             kind, content = msg["msg_type"], msg["content"]
             run.all_messages.append(msg)
+            update: dict[str, Any] | None = None
             if kind == "comm_open" and content.get("target_name") == "jupyter.widget":
-                state = content["data"].get("state", {})
-                run.widget_states[content["comm_id"]] = dict(state)
+                update = dict(content["data"].get("state", {}))
+                run.widget_states[content["comm_id"]] = dict(update)
             elif kind == "comm_msg":
                 data = content.get("data", {})
                 if data.get("method") == "update":
-                    run.widget_states.setdefault(content["comm_id"], {}).update(
-                        data.get("state", {})
-                    )
+                    update = dict(data.get("state", {}))
+                    run.widget_states.setdefault(content["comm_id"], {}).update(update)
+            if update is not None:
+                run.widget_updates.append((content["comm_id"], update))
+                if "waiting for approval" in str(update.get("value", "")):
+                    seen_text += "waiting for approval"
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if kind == "status" and content["execution_state"] == "idle":
@@ -155,9 +162,6 @@ class Kernel:
                     if state.get("description") == frontend.click and comm_id not in clicked:
                         clicked.add(comm_id)
                         self._comm(comm_id, {"method": "custom", "content": {"event": "click"}})
-            for state in run.widget_states.values():
-                if "waiting for approval" in str(state.get("value", "")):
-                    seen_text += "waiting for approval"
         else:
             raise TimeoutError(f"cell did not finish in {timeout}s; outputs: {run.outputs}")
         reply = self.kc.get_shell_msg(timeout=10)
