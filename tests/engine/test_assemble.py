@@ -14,11 +14,7 @@ from clawnb.events import Approval
 from clawnb.providers.replay import ScriptedProvider
 from clawnb.session import SessionLog
 from clawnb.types import Message
-
-
-def _script(path: Path, turns: list[dict]) -> str:
-    path.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
-    return f"scripted:{path}"
+from tests.conftest import scripted_model
 
 
 def _write_turn(name: str, content: str = "hi", call_id: str = "w1") -> dict:
@@ -43,7 +39,7 @@ async def test_scripted_model_from_project_config_and_approval(tmp_path, monkeyp
         "CLAWNB_MAX_TOKENS",
     ):
         monkeypatch.delenv(var, raising=False)
-    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "written"}])
+    model = scripted_model(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "written"}])
     ws = tmp_path / "ws"
     _project_config(ws, f'model = "{model}"\ninstructions = "Always be brief."\n')
     (ws / "CLAUDE.md").write_text("Project rule: tabs.")
@@ -66,7 +62,7 @@ async def test_scripted_model_from_project_config_and_approval(tmp_path, monkeyp
 
 
 async def test_without_approval_callback_writes_are_refused(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
+    model = scripted_model(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
     session = build_agent(Config(), workspace=tmp_path, model=model)
     await session.send("go")
     assert not (tmp_path / "a.txt").exists()
@@ -74,7 +70,7 @@ async def test_without_approval_callback_writes_are_refused(tmp_path):
 
 
 async def test_deny_rule_from_config_wins_over_bypass(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [_write_turn("secret.txt"), {"text": "ok"}])
+    model = scripted_model(tmp_path / "s.jsonl", [_write_turn("secret.txt"), {"text": "ok"}])
     config = Config.from_toml('[permissions]\nmode = "bypass"\ndeny = ["write(secret*)"]')
     session = build_agent(config, workspace=tmp_path, model=model)
     await session.send("go")
@@ -83,7 +79,7 @@ async def test_deny_rule_from_config_wins_over_bypass(tmp_path):
 
 
 async def test_mode_argument_overrides_config(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
+    model = scripted_model(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
     session = build_agent(Config(), workspace=tmp_path, model=model, mode="accept_edits")
     await session.send("go")
     assert (tmp_path / "a.txt").exists()
@@ -92,7 +88,7 @@ async def test_mode_argument_overrides_config(tmp_path):
 
 async def test_cost_uses_reported_usage_and_config_pricing(tmp_path):
     turns = [{"text": "hello", "usage": {"input_tokens": 1_000_000, "output_tokens": 0}}]
-    model = _script(tmp_path / "s.jsonl", turns)
+    model = scripted_model(tmp_path / "s.jsonl", turns)
     provider = ScriptedProvider.from_file(tmp_path / "s.jsonl")
     config = Config.from_toml('[pricing."real/model"]\ninput = 3.0\noutput = 15.0')
     session = build_agent(config, workspace=tmp_path, model="real/model", provider=provider)
@@ -103,7 +99,7 @@ async def test_cost_uses_reported_usage_and_config_pricing(tmp_path):
 
 
 async def test_session_new_then_resume(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [{"text": "first"}, {"text": "second"}])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "first"}, {"text": "second"}])
     one = build_agent(Config(), workspace=tmp_path, model=model, session="new")
     await one.send("q1")
     path = one.history.path
@@ -123,7 +119,7 @@ async def test_session_new_then_resume(tmp_path):
 
 
 async def test_resume_and_new_session_switch_history(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [{"text": "a"}])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "a"}])
     s = build_agent(Config(), workspace=tmp_path, model=model, session="new")
     await s.send("hello")
     first = s.session_id
@@ -134,7 +130,7 @@ async def test_resume_and_new_session_switch_history(tmp_path):
 
 
 async def test_plan_then_execute(tmp_path):
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -159,7 +155,7 @@ async def test_plan_then_execute(tmp_path):
 
 
 async def test_manual_compact(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [{"text": f"answer {i}"} for i in range(6)])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": f"answer {i}"} for i in range(6)])
     s = build_agent(Config(preserve_recent=2), workspace=tmp_path, model=model)
     for i in range(6):
         await s.send(f"q{i}")
@@ -225,7 +221,7 @@ async def test_allowed_directory_is_relative_to_the_workspace(tmp_path):
     (tmp_path / "src").mkdir()
     (tmp_path / "top.txt").write_text("outside src")
     (tmp_path / "src" / "in.txt").write_text("inside src")
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -250,7 +246,7 @@ async def test_allowed_directory_outside_the_workspace(tmp_path):
     ws.mkdir()
     (data / "d.txt").write_text("data file")
     (ws / "w.txt").write_text("workspace file")
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -271,7 +267,7 @@ async def test_allowed_directory_outside_the_workspace(tmp_path):
 
 
 async def test_resume_refreshes_the_system_prompt(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [{"text": "a"}])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "a"}])
     s = build_agent(Config(), workspace=tmp_path, model=model, session="new")
     await s.send("hello")
     first = s.session_id
@@ -284,7 +280,7 @@ async def test_resume_refreshes_the_system_prompt(tmp_path):
 
 
 async def test_hooks_from_config_guard_tool_calls(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
+    model = scripted_model(tmp_path / "s.jsonl", [_write_turn("a.txt"), {"text": "ok"}])
     config = Config.from_toml(
         '[permissions]\nmode = "bypass"\n'
         '[[hooks.pre_tool]]\ncommand = "echo no writes today >&2; exit 1"\n'
@@ -297,7 +293,6 @@ async def test_hooks_from_config_guard_tool_calls(tmp_path):
 
 
 async def test_long_tool_results_are_cut_and_saved_where_the_model_can_read_them(tmp_path):
-    import json
 
     from clawnb.assemble import build_agent
 

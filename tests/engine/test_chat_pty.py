@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_script
+
 pexpect = pytest.importorskip("pexpect")
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(path: Path, turns: list[dict]) -> Path:
-    path.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
-    return path
 
 
 def _spawn(tmp_path: Path, script: Path, *extra: str):
@@ -49,7 +45,7 @@ def _spawn(tmp_path: Path, script: Path, *extra: str):
 
 
 def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {
@@ -92,7 +88,7 @@ def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
 
 
 def test_chat_denial_with_reason_reaches_the_model(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
@@ -114,7 +110,7 @@ def test_chat_denial_with_reason_reaches_the_model(tmp_path):
 
 
 def test_ctrl_c_at_an_approval_question_prints_the_result_on_its_own_line(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
@@ -137,7 +133,7 @@ def test_ctrl_c_at_an_approval_question_prints_the_result_on_its_own_line(tmp_pa
 
 
 def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
@@ -168,7 +164,7 @@ def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
 
 
 def test_plan_compact_and_resume_commands(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {
@@ -220,7 +216,7 @@ def test_plan_compact_and_resume_commands(tmp_path):
 
 
 def test_ask_user_is_answered_at_the_terminal(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {
@@ -254,7 +250,7 @@ def test_ask_user_is_answered_at_the_terminal(tmp_path):
 
 
 def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {
@@ -305,7 +301,7 @@ def test_automatic_compaction_is_announced(tmp_path):
     ws = tmp_path / "ws"
     (ws / ".claw").mkdir(parents=True)
     (ws / ".claw" / "config.toml").write_text("max_context_tokens = 1500\npreserve_recent = 2\n")
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl", [{"text": f"answer {i} " + "words " * 200} for i in range(4)]
     )
     child = _spawn(tmp_path, script)
@@ -328,7 +324,7 @@ def test_automatic_compaction_is_announced(tmp_path):
 def test_subagent_calls_show_indented_under_the_subagent_call(tmp_path):
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "a.txt").write_text("alpha\n")
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {"tool_calls": [{"id": "s1", "name": "subagent", "arguments": {"task": "read"}}]},
@@ -351,7 +347,7 @@ def test_subagent_calls_show_indented_under_the_subagent_call(tmp_path):
 
 
 def test_plan_mode_plans_read_only_then_executes_once_approved(tmp_path):
-    script = _script(
+    script = write_script(
         tmp_path / "s.jsonl",
         [
             {

@@ -4,9 +4,6 @@ gate, checkpoints and display."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from clawnb.assemble import build_agent
@@ -17,11 +14,7 @@ from clawnb.planning import PlanVerdict
 from clawnb.session_api import Session
 from clawnb.tools.base import BaseTool
 from clawnb.types import Message, ToolDefinition
-
-
-def _script(path: Path, turns: list[dict]) -> str:
-    path.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
-    return f"scripted:{path}"
+from tests.conftest import scripted_model
 
 
 def _call(call_id: str, name: str, **arguments) -> dict:
@@ -51,13 +44,13 @@ class Launch(BaseTool):
 
 
 def test_the_production_session_follows_the_front_end_protocol(tmp_path):
-    model = _script(tmp_path / "s.jsonl", [{"text": "hi"}])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "hi"}])
     session = build_agent(Config(), workspace=tmp_path, model=model)
     assert isinstance(session, Session)
 
 
 async def test_handlers_route_approvals_for_one_block_then_restore(tmp_path):
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             _call("w1", "write", path="a.txt", content="a"),
@@ -76,7 +69,7 @@ async def test_handlers_route_approvals_for_one_block_then_restore(tmp_path):
 
 
 async def test_configure_mode_and_turn_limit_apply_to_the_next_turns(tmp_path):
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             _call("w1", "write", path="a.txt", content="a"),
@@ -98,8 +91,8 @@ async def test_configure_mode_and_turn_limit_apply_to_the_next_turns(tmp_path):
 
 
 async def test_configure_model_switches_the_provider_and_keeps_the_history(tmp_path):
-    first = _script(tmp_path / "a.jsonl", [{"text": "from a"}])
-    second = _script(tmp_path / "b.jsonl", [{"text": "from b"}])
+    first = scripted_model(tmp_path / "a.jsonl", [{"text": "from a"}])
+    second = scripted_model(tmp_path / "b.jsonl", [{"text": "from b"}])
     session = build_agent(Config(), workspace=tmp_path, model=first)
     assert await session.send("one") == "from a"
     session.configure(model=second)
@@ -109,7 +102,7 @@ async def test_configure_model_switches_the_provider_and_keeps_the_history(tmp_p
 
 
 async def test_plan_mode_send_plans_revises_then_executes_on_one_history(tmp_path):
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {"text": "Plan v1", "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}]},
@@ -136,7 +129,7 @@ async def test_plan_mode_send_plans_revises_then_executes_on_one_history(tmp_pat
 
 
 async def test_plan_mode_without_a_reviewer_runs_nothing(tmp_path):
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [_call("b1", "bash", command="touch pwned"), {"text": "the plan"}],
     )
@@ -152,7 +145,7 @@ async def test_plan_mode_without_a_reviewer_runs_nothing(tmp_path):
 
 async def test_subagent_writes_are_checkpointed_and_undone_with_the_turn(tmp_path):
     (tmp_path / "keep.txt").write_text("original")
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             _call("s1", "subagent", task="change files"),
@@ -180,7 +173,7 @@ async def test_subagent_writes_are_checkpointed_and_undone_with_the_turn(tmp_pat
 
 
 async def test_subagent_calls_reach_the_front_end_nested_under_the_parent_call(tmp_path):
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             _call("s1", "subagent", task="look"),
@@ -201,7 +194,7 @@ async def test_subagent_calls_reach_the_front_end_nested_under_the_parent_call(t
 
 
 async def test_always_ask_tools_ask_in_bypass_for_subagents_too(tmp_path):
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             _call("s1", "subagent", task="launch"),

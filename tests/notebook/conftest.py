@@ -3,19 +3,12 @@ session and workspace per test, and scripted-model files."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 FAKE_KEY = "sk-or-v1-" + "f4k3" * 12  # shaped like an OpenRouter key; never a real one
-
-
-def write_script(path: Path, turns: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
-    return path
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from clawnb.notebook.kernel import install, main, prompt_transformer
+from tests.conftest import write_script
 
-from .conftest import write_script
 from .kernelclient import Kernel, kernel_env
 
 pytestmark = pytest.mark.timeout(120)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .conftest import write_script
+from tests.conftest import write_script
 
 
 def _call(call_id: str, name: str, **arguments) -> dict:

@@ -11,8 +11,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from clawnb.notebook.headless import QUICKSTART, run_notebook, transcript
+from tests.conftest import write_script
 
-from .conftest import FAKE_KEY, write_script
+from .conftest import FAKE_KEY
 
 pytestmark = pytest.mark.timeout(120)
 

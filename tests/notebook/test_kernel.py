@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import write_script
+from tests.conftest import write_script
+
 from .kernelclient import Frontend, Kernel, kernel_env
 
 pytestmark = pytest.mark.timeout(120)

@@ -10,8 +10,7 @@ import pytest
 
 from clawnb.notebook.magic import ClawTransformer, parse_options
 from clawnb.types import Message
-
-from .conftest import write_script
+from tests.conftest import write_script
 
 WRITE_THEN_DONE = [
     {

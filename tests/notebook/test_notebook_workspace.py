@@ -14,8 +14,7 @@ from clawnb.gates import build_gate
 from clawnb.permissions import Permission, PermissionEngine
 from clawnb.tools import default_tools
 from clawnb.types import ToolCall
-
-from .conftest import write_script
+from tests.conftest import write_script
 
 
 def small_notebook(path: Path) -> Path:

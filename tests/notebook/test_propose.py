@@ -25,8 +25,8 @@ from clawnb.notebook.propose import (
 from clawnb.notebook.render import TextView, WidgetView
 from clawnb.notebook.where import current_notebook, notebook_context
 from clawnb.types import Message
+from tests.conftest import write_script
 
-from .conftest import write_script
 from .test_widgets import Sink, click
 
 CODE = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])"

@@ -21,7 +21,7 @@ def test_a_masked_key_shows_none_of_its_characters() -> None:
 
 
 def test_line_magics_read_like_a_person_wrote_them(shell, tmp_path, capsys, monkeypatch) -> None:
-    from .conftest import write_script
+    from tests.conftest import write_script
 
     write_script(
         tmp_path / "s.jsonl",
@@ -62,7 +62,7 @@ def test_line_magics_read_like_a_person_wrote_them(shell, tmp_path, capsys, monk
 
 
 def test_undo_names_the_cell_as_its_prompt_shows_it(shell, tmp_path, capsys, monkeypatch) -> None:
-    from .conftest import write_script
+    from tests.conftest import write_script
 
     call = {"id": "w", "name": "write", "arguments": {"path": "b.txt", "content": "x\n"}}
     write_script(tmp_path / "s.jsonl", [{"tool_calls": [call]}, {"text": "ok"}])

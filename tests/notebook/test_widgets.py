@@ -269,8 +269,7 @@ async def test_ask_user_handler_headless_is_a_clear_error(monkeypatch) -> None:
 
 async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> None:
     from clawnb.notebook.runner import CellOptions, NotebookSession, run_claw
-
-    from .conftest import write_script
+    from tests.conftest import write_script
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
@@ -593,8 +592,7 @@ async def test_background_cell_keeps_the_interrupted_note(tmp_path, monkeypatch)
     # a background task (old kernels) shows no exception, so the transcript says it; a cell
     # that raises ClawInterrupted does not repeat the line (see test_kernel)
     from clawnb.notebook.runner import INTERRUPTED_LINE, CellOptions, NotebookSession, run_claw
-
-    from .conftest import write_script
+    from tests.conftest import write_script
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))

@@ -11,24 +11,14 @@ import pytest
 
 from clawnb.tools import BashTool, ToolError
 from clawnb.tools.bash import format_output
-
-
-def _running(pid: int) -> bool:
-    """True while ``pid`` exists and is not a zombie (an unreaped corpse is not running)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+from tests.conftest import async_wait_until, pids_with, running
 
 
 async def _wait_pid_file(path: Path, timeout: float = 5.0) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().strip():
-            return int(path.read_text().split()[0])
-        await asyncio.sleep(0.02)
-    raise AssertionError("the command never wrote its pid")
+    assert await async_wait_until(lambda: path.exists() and path.read_text().strip(), timeout), (
+        "the command never wrote its pid"
+    )
+    return int(path.read_text().split()[0])
 
 
 async def test_exit_code_is_reported_not_raised():
@@ -83,13 +73,13 @@ async def test_no_orphan_after_timeout(tmp_path):
             {"command": f"sleep 1000 & echo $! > {pid_file}; wait", "timeout": 1}
         )
     pid = int(pid_file.read_text())
-    assert not _running(pid), "the background sleep survived the timeout"
+    assert not running(pid), "the background sleep survived the timeout"
 
 
 async def test_no_orphan_after_normal_exit():
     result = await BashTool(kill_grace=0.5).call({"command": "sleep 1000 & echo $!"})
     pid = int(result.split()[0])
-    assert not _running(pid), "the background sleep outlived the tool call"
+    assert not running(pid), "the background sleep outlived the tool call"
 
 
 async def test_no_orphan_after_cancellation(tmp_path):
@@ -98,14 +88,14 @@ async def test_no_orphan_after_cancellation(tmp_path):
         BashTool(kill_grace=0.5).call({"command": f"sleep 1000 & echo $! > {pid_file}; sleep 1000"})
     )
     pid = await _wait_pid_file(pid_file)
-    assert _running(pid)
+    assert running(pid)
     start = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     # TERM, at most kill_grace (0.5 s), KILL: generous bound for a loaded CI machine
     assert time.monotonic() - start < 10
-    assert not _running(pid), "the background sleep survived cancellation"
+    assert not running(pid), "the background sleep survived cancellation"
 
 
 @pytest.mark.parametrize("ticks", [1, 2, 3, 5, 8, 13])
@@ -113,9 +103,13 @@ async def test_cancellation_while_spawning_leaves_no_orphan(tmp_path, ticks):
     """Cancel at different moments of process start-up — also while ``create_subprocess_exec``
     is still connecting the pipes, when the child may already have started a background job.
     The call must end promptly and leave nothing running."""
-    pid_file = tmp_path / "pid"
+    # Every process of the call carries this number in its command line (bash's script,
+    # both sleeps), so a survivor is visible whatever moment the cancellation hit. The child
+    # has exec'd before the spawn returns (Popen waits for the exec), so none can appear
+    # after the cancellation finished.
+    marker = f"1000.{os.getpid()}{ticks:02d}{time.monotonic_ns() % 10**6:06d}"
     task = asyncio.create_task(
-        BashTool(kill_grace=0.3).call({"command": f"sleep 1000 & echo $! > {pid_file}; sleep 1000"})
+        BashTool(kill_grace=0.3).call({"command": f"sleep {marker} & sleep {marker}"})
     )
     for _ in range(ticks):
         await asyncio.sleep(0)
@@ -124,9 +118,7 @@ async def test_cancellation_while_spawning_leaves_no_orphan(tmp_path, ticks):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - start < 10
-    await asyncio.sleep(0.2)  # a bash that survived would have written its pid by now
-    if pid_file.exists() and pid_file.read_text().strip():
-        assert not _running(int(pid_file.read_text()))
+    assert await async_wait_until(lambda: not pids_with(marker)), pids_with(marker)
 
 
 async def test_term_ignored_gets_killed(tmp_path):
@@ -139,7 +131,7 @@ async def test_term_ignored_gets_killed(tmp_path):
                 "timeout": 1,
             }
         )
-    assert not _running(int(pid_file.read_text()))
+    assert not running(int(pid_file.read_text()))
 
 
 async def test_huge_output_does_not_deadlock():

@@ -1,4 +1,7 @@
-"""Regressions found by driving the terminal chat like a demanding user."""
+"""``clawnb chat`` in a terminal, driven like a demanding user would: keys never shown,
+signals and Ctrl-C ending commands and their jobs, pasted and typed-ahead input, approval
+questions that cannot be spoofed, plain-words errors, and the settings and sessions the chat
+reads. Each test pins a bug found this way (its comment says what used to happen)."""
 
 from __future__ import annotations
 
@@ -14,14 +17,10 @@ import pytest
 from clawnb.assemble import build_agent
 from clawnb.events import AgentEvent
 from clawnb.types import Message
+from tests.conftest import pids_with, running, scripted_model, wait_until
 
 KEY = "sk-test-SECRET123-review"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(path: Path, turns: list[dict]) -> str:
-    path.write_text("\n".join(json.dumps(t) for t in turns) + "\n")
-    return f"scripted:{path}"
 
 
 async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
@@ -33,7 +32,7 @@ async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "leak.txt").write_text(f"CLAWNB_API_KEY={KEY}\n" + "x" * 60_000 + KEY)
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "leak.txt"}}]},
@@ -58,33 +57,6 @@ async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
     session.close()
 
 
-def _pids_with(marker: str) -> list[int]:
-    """Host pids of live processes whose command line contains ``marker`` (a pid printed
-    inside the bash sandbox is a PID-namespace number, meaningless out here)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie still answers kill(0); it is dead for our purposes
-    stat = Path(f"/proc/{pid}/stat")
-    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
     # `kill <chat>` or closing the terminal window while a bash call runs used to end the
@@ -93,7 +65,7 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
     ws = tmp_path / "ws"
     ws.mkdir()
     marker = f"clawnb-bg-{os.getpid()}-{time.monotonic_ns()}"
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -139,19 +111,16 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
     try:
         child.expect("you> ")
         child.sendline("start the server")
-        deadline = time.monotonic() + 10
-        while not (ws / "bg.pid").exists() or not (ws / "bg.pid").read_text().strip():
-            assert time.monotonic() < deadline, "the bash call never started"
-            time.sleep(0.05)
-        assert _pids_with(marker)
+        pid_file = ws / "bg.pid"
+        assert wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), 10), (
+            "the bash call never started"
+        )
+        assert pids_with(marker)
         child.kill(sig)
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 128 + sig
-        deadline = time.monotonic() + 5
-        while _pids_with(marker) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _pids_with(marker), "`sleep 1000 &` outlived the chat"
+        assert wait_until(lambda: not pids_with(marker)), "`sleep 1000 &` outlived the chat"
     finally:
         if child.isalive():
             child.terminate(force=True)
@@ -189,7 +158,7 @@ def test_ask_user_at_end_of_input_says_so(tmp_path):
     import subprocess
 
     ws = tmp_path / "ws"
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -295,7 +264,7 @@ def test_approval_question_shows_control_characters_instead_of_obeying_them(tmp_
     # and an erase-line sequence: the approval question then read "allow [bash: ls -la]".
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": HIDDEN}}]},
@@ -385,9 +354,13 @@ def test_second_ctrl_c_during_the_kill_grace_period_still_kills_the_group(tmp_pa
     loop = asyncio.new_event_loop()
     try:
         tool = BashTool(tmp_path)
+        # the foreground shell notes each TERM it gets and carries on (``wait`` returns
+        # for a trapped signal, the loop starts the next sleep): a TERM-ignoring command
+        # whose first TERM the test can see arrive
         command = (
             "(trap '' TERM; sleep 1000) & echo $! > bg.pid; "
-            "trap '' TERM; echo $$ > fg.pid; sleep 500"
+            "trap 'echo x >> got_term' TERM; echo $$ > fg.pid; "
+            "while :; do sleep 500 & wait $!; done"
         )
         task = loop.create_task(tool.call({"command": command}))
         deadline = time.monotonic() + 10
@@ -398,16 +371,17 @@ def test_second_ctrl_c_during_the_kill_grace_period_still_kills_the_group(tmp_pa
             assert time.monotonic() < deadline, "the command never started"
             loop.run_until_complete(asyncio.sleep(0.05))
         pids = [int((tmp_path / n).read_text()) for n in ("bg.pid", "fg.pid")]
-        task.cancel()
-        loop.run_until_complete(asyncio.sleep(0.2))  # now inside the TERM grace period
-        task.cancel()
+        task.cancel()  # the first Ctrl-C: TERM, then the grace period
+        while not (tmp_path / "got_term").exists():
+            assert time.monotonic() < deadline + 10, "the first Ctrl-C never sent TERM"
+            loop.run_until_complete(asyncio.sleep(0.02))
+        task.cancel()  # the second, inside the grace period
         with pytest.raises(asyncio.CancelledError):
             loop.run_until_complete(task)
         # the front end stops running the loop here, as the chat does between turns
-        deadline = time.monotonic() + 3
-        while any(_pid_alive(p) for p in pids) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not any(_pid_alive(p) for p in pids), "the command survived a double Ctrl-C"
+        assert wait_until(lambda: not any(running(p) for p in pids), 3), (
+            "the command survived a double Ctrl-C"
+        )
     finally:
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
         if pending:
@@ -424,10 +398,7 @@ async def test_a_hook_that_leaves_a_background_job_does_not_leave_it_running(tmp
     action = await hook.on_event(HookEvent.PreToolCall("bash", {"command": "ls"}))
     assert isinstance(action, HookAction.Block) and "timed out" in action.reason
     background = int((tmp_path / "bg.pid").read_text())
-    deadline = time.monotonic() + 3
-    while _pid_alive(background) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _pid_alive(background), "the hook's background job outlived it"
+    assert wait_until(lambda: not running(background), 3), "the hook's background job outlived it"
 
 
 def test_resuming_a_crash_cut_session_warns_in_plain_words(tmp_path):
@@ -436,7 +407,7 @@ def test_resuming_a_crash_cut_session_warns_in_plain_words(tmp_path):
     import subprocess
 
     ws = tmp_path / "ws"
-    model = _script(tmp_path / "s.jsonl", [{"text": "hi"}])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "hi"}])
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path / "home"),
@@ -480,7 +451,7 @@ def test_engine_warnings_start_on_their_own_line(tmp_path):
     ws = tmp_path / "ws"
     (ws / ".claw").mkdir(parents=True)
     (ws / ".claw" / "config.toml").write_text("max_context_tokens = 50\npreserve_recent = 1\n")
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {"text": "first answer, long enough to count"},
@@ -521,7 +492,7 @@ def test_typed_ahead_line_does_not_answer_the_approval_question(tmp_path):
     # the approval question that came up next: "a" is "always".
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -553,22 +524,22 @@ def test_typed_ahead_line_does_not_answer_the_approval_question(tmp_path):
     child.expect("you> ")
     child.send("write the file\na = compute()\n")  # one paste, two lines
     child.expect(r"\[a\]lways: ")
-    time.sleep(0.5)
-    assert not (ws / "typeahead.txt").exists(), "the pasted line answered the question"
+    # No waiting to see whether the pasted line answers: had it answered ("a" = always),
+    # the file would be written before the "n" below is read, and the end state shows it.
     child.sendline("n")
     child.expect("finished")
     child.expect("you> ")
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
-    assert not (ws / "typeahead.txt").exists()
+    assert not (ws / "typeahead.txt").exists(), "the pasted line answered the question"
 
 
 async def test_sessions_list_names_a_plan_by_its_task(tmp_path, monkeypatch):
     # /sessions showed "You are in PLANNING MODE. Explore the codebase using the ava" for
     # every conversation that began with /plan.
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -667,7 +638,7 @@ def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path
     # "? allow [subagent]" did not say what the sub-agent was asked to do.
     import subprocess
 
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [
             {
@@ -715,7 +686,7 @@ def test_resume_with_no_save_is_refused_not_ignored(tmp_path):
     # used to start an empty in-memory chat announcing "(resumed None: 0 messages)"
     import subprocess
 
-    model = _script(tmp_path / "s.jsonl", [{"text": "hi"}])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "hi"}])
     proc = subprocess.run(
         [
             sys.executable,
@@ -750,7 +721,7 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     # message of its own (and later lines could answer the first turn's questions).
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
-    model = _script(tmp_path / "s.jsonl", [{"text": "one answer"}, {"text": "another"}])
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "one answer"}, {"text": "another"}])
     child = pexpect.spawn(
         sys.executable,
         ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
@@ -768,7 +739,7 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     )
     child.expect("you> ")
     child.send("\x1b[200~fix this:\nTraceback (most recent call last):\n  boom\x1b[201~")
-    time.sleep(0.3)
+    child.expect("boom")  # readline has taken the paste in (it echoes it) before Enter comes
     child.send("\r")
     child.expect("one answer")
     child.expect("you> ")

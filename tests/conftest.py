@@ -1,0 +1,78 @@
+"""Helpers every test directory shares: scripted models, and waiting on processes and other
+conditions instead of sleeping.
+
+Import them as ``from tests.conftest import …`` (the repository root is on ``pythonpath``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def write_script(path: Path, turns: list[dict[str, Any]]) -> Path:
+    """Write a scripted model: one assistant turn per JSON line (``ScriptedProvider``)."""
+    path.write_text("".join(json.dumps(turn) + "\n" for turn in turns), encoding="utf-8")
+    return path
+
+
+def scripted_model(path: Path, turns: list[dict[str, Any]]) -> str:
+    """:func:`write_script`, returned as the model name that selects it (``scripted:PATH``)."""
+    return f"scripted:{write_script(path, turns)}"
+
+
+def pids_with(marker: str) -> list[int]:
+    """Host pids of live processes whose command line contains ``marker``. Zombies do not
+    count (an unreaped corpse runs nothing); neither does a pid printed inside the bash
+    sandbox, which is a PID-namespace number, meaningless out here."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and running(int(entry)):
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+def running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    try:
+        return stat.rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except IndexError:
+        return False
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 5.0) -> bool:
+    """Poll ``predicate`` until it is true or ``timeout`` seconds pass; its last answer.
+
+    For "this must stop happening" assertions: ``assert wait_until(lambda: not pids_with(m))``
+    passes as soon as the condition holds and fails only after the deadline — no fixed sleep
+    that is too short on a loaded machine and wasted time on an idle one."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return bool(predicate())
+
+
+async def async_wait_until(predicate: Callable[[], object], timeout: float = 5.0) -> bool:
+    """:func:`wait_until` for coroutines: the event loop keeps running while it waits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.02)
+    return bool(predicate())
