@@ -3,6 +3,7 @@
 python -m clawnb.course list
 python -m clawnb.course check ch01
 python -m clawnb.course exercises notebooks notebooks/exercises
+python -m clawnb.course progress notebooks/exercises [--run] [--watch]
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     ex = sub.add_parser("exercises", help="write exercise versions of the course notebooks")
     ex.add_argument("src", type=Path)
     ex.add_argument("dest", type=Path)
+    prog = sub.add_parser("progress", help="which chapter notebooks pass")
+    prog.add_argument("folder", type=Path, nargs="?", default=Path("."))
+    prog.add_argument("--run", action="store_true", help="run notebooks not checked since saved")
+    prog.add_argument("--watch", action="store_true", help="re-check each notebook when saved")
     args = parser.parse_args(argv)
     if args.command == "list":
         for chapter, suites in chapters().items():
@@ -31,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "check":
         return 0 if check(args.target).ok else 1
+    if args.command == "progress":
+        from ._progress import main as progress
+
+        return progress(args.folder, args.run, args.watch)
     for path in write_exercises(args.src, args.dest):
         print(f"wrote {path}")
     return 0

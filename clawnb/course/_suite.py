@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ._explain import Mismatch
+from ._progress import record_progress
 from ._run import DEFAULT_TIMEOUT, TestTimeout, run_bounded
 from ._where import taught_at
 
@@ -148,6 +149,22 @@ def load_suite(name: str) -> Suite:
         raise KeyError(
             f"unknown chapter or suite {name!r}.{hint} Known: {', '.join(known)}"
         ) from None
+
+
+def suite_of(test_name: str) -> str:
+    """The suite that holds a test."""
+    for name, suite in _discover().items():
+        if test_name in suite.tests:
+            return name
+    raise KeyError(test_name)
+
+
+_last: dict[str, CheckReport] = {}
+
+
+def last_report(target: str) -> CheckReport | None:
+    """The report of the last ``check(target, …)`` in this process (for ``hint``)."""
+    return _last.get(target)
 
 
 def _resolve(target: str) -> list[Suite]:
@@ -458,6 +475,9 @@ def check(
         if verbose:
             print(report)
         raise
+    _last[target] = report
+    if impl:
+        record_progress(report)
     if verbose:
         print(report)
     return report

@@ -1,0 +1,185 @@
+"""Tiered hints for the test a learner is stuck on: ``hint("ch09")`` → 1, 2, 3.
+
+The hint belongs to the first failing test of the last ``check("ch09", …)``. Each call goes one
+level further for that test:
+
+1. what failed and where the notebook states the rule (the report's own words, short);
+2. a nudge written for that test, or for its suite: where to look, what is usually wrong;
+3. the whole test, so you can read exactly what it does, and where clawnb's answer lives.
+
+Asking again after the third level repeats it; a new failing test starts again at level 1.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._suite import CheckReport
+
+__all__ = ["hint"]
+
+# Keyed by test name, else by suite name. Our own words; they point, they do not solve.
+NUDGES: dict[str, str] = {
+    # ch01 / ch04
+    "mock": "A scripted provider hands out its turns in the order it was given them, one per "
+    "call, and fails (raises) once they are used up. Keep the turn exactly as given.",
+    "test_mock_steps_through_sequence": "Which end of your queue do you take from? The first "
+    "response given must be the first one returned (a deque's popleft, or list.pop(0)).",
+    "test_mock_empty_text_is_some": 'An empty answer ("") and no answer (None) are different '
+    "things. Return the turn untouched; do not turn falsy text into None.",
+    "test_mock_empty_responses_exhausted": "When nothing is left, raise an exception right "
+    "away. Waiting or retrying can never succeed: nobody will add a response.",
+    "history": "Walk the list once. A tool result is only allowed right after the assistant "
+    "turn that asked for it (or after the results before it in the same round).",
+    "test_history_results_out_of_order_are_invalid": "Compare the ids of the results with the "
+    "ids of the calls, in order: [a, b] is not [b, a].",
+    # ch02 / ch06 / ch09
+    "read": "The tool returns the file exactly as it is on disk, and raises for bad input: a "
+    "missing or non-string path, a missing file, a directory.",
+    "test_read_read_file": "No line numbers, no trimming, no extra text: return read_text() as is.",
+    "test_read_read_directory_fails": "Reading a directory raises an OSError "
+    "(IsADirectoryError); make sure your tool turns it into an exception, not a result.",
+    "edit": "old_string must occur exactly once. Count the occurrences first: zero is an "
+    "error, more than one is an error, one is replaced.",
+    "test_edit_not_unique": "str.replace replaces every occurrence. Count with str.count "
+    "before you replace, and raise when the count is above one.",
+    "write": "Create the parent directories before writing, and return a short confirmation.",
+    "test_write_creates_dirs": "Path(path).parent.mkdir(parents=True, exist_ok=True) before "
+    "the write.",
+    # ch03 / ch07 / ch12
+    "single_turn": "Ask the model once; if it asks for tools, run them, add the assistant turn "
+    "and then one result per call, and ask once more.",
+    "test_single_turn_sends_a_valid_history": "The assistant turn goes into the history before "
+    "its tool results, not after.",
+    "simple_agent": "Loop: ask the model; no tool calls means it is done (keep the final turn "
+    "in the history); otherwise run every call, append the turn and its results, ask again.",
+    "test_simple_agent_chat_appends_final_turn": "Before returning the final text, append the "
+    "final assistant turn to the messages you were given.",
+    "batching": "Walk the calls in order; a concurrency-safe call joins the previous group if "
+    "that group is safe too; anything else starts a group of its own.",
+    "test_batching_safe_calls_run_together": "Run a safe group with asyncio.gather, not one "
+    "await after another.",
+    "multi_tool": "These tests drive your agent with several real tools; look at the first "
+    "tool result that differs and check your loop passes every call's result back.",
+    "agent_tools": "Register every tool you are given (tool() returns self so calls chain).",
+    # ch05
+    "streaming": "parse_sse_line looks only at lines starting with 'data: '; '[DONE]' ends the "
+    "stream; everything else is JSON whose choices[0].delta holds text and tool-call pieces.",
+    "test_streaming_parse_done": "Check for '[DONE]' before trying to parse JSON.",
+    "test_streaming_streaming_agent_text_response": "The streaming agent calls stream_chat and "
+    "forwards text deltas as AgentEvent.TextDelta.",
+    "openrouter": "convert_messages maps each message variant to the OpenAI wire format; "
+    "assistant tool calls carry their arguments as a JSON string.",
+    # ch08 / ch18
+    "instructions": "Walk from the start directory up to the root collecting files, then "
+    "reverse, so the most general file comes first.",
+    "system_prompt": "Static sections (identity, safety, tools) first, then the boundary, then "
+    "the environment and instructions: nothing that changes between runs before the boundary.",
+    "context_manager": "Compact when the tokens used reach the limit (>=); keep the system "
+    "prompt first and the last preserve_recent messages untouched.",
+    "test_context_manager_triggers_exactly_at_threshold": "Reaching the limit counts: >=, not >.",
+    # ch10 / ch11
+    "bash": "Run 'bash -c command' as an async subprocess, capture stdout and stderr, report a "
+    "non-zero exit code, and return '(no output)' when there is nothing.",
+    "test_bash_runs_command": "The test awaits tool.call(...): define call with async def and "
+    "use asyncio.create_subprocess_exec (or run the blocking call in a thread).",
+    "search": "glob: Path(base).glob(pattern) already understands '**'. grep: walk the "
+    "directory recursively and report 'file:line: text'.",
+    "test_grep_glob_recursive": "'**/*.rs' must find files in subdirectories: pass the whole "
+    "pattern to Path.glob.",
+    # ch13 – ch17
+    "permissions": "Session allows first, then the first rule that matches, then the default.",
+    "test_permissions_first_rule_wins": "Return as soon as a rule matches; do not let later "
+    "rules overwrite the decision.",
+    "gate": "Ask only when the engine says Ask; 'always' records a session allow; a refusal is "
+    "returned as an 'error: …' text, never raised.",
+    "safety": "Resolve the path (os.path.realpath) before comparing it with the allowed "
+    "directory, so '..' and symlinks cannot escape.",
+    "test_safety_path_traversal_blocked": "'sub/../../etc/passwd' starts with 'sub' as text; "
+    "resolve it first, then compare.",
+    "hooks": "Dispatch to every hook in order; a Block stops at once and is returned; a "
+    "ModifyArgs is remembered; otherwise Continue.",
+    "test_hooks_registry_dispatch_block": "When a hook returns Block, return that Block "
+    "immediately.",
+    "hooked_call": "Pre-call hooks first (a Block means the tool never runs), then the tool "
+    "(an exception becomes an 'error: …' result), then the post-call hooks with the result.",
+    "plan_agent": "Planning offers only the read-only tools plus exit_plan; execution offers "
+    "all tools; both call stream_chat.",
+    "test_plan_agent_plan_tool_definitions_filtered": "Build the planning definitions from the "
+    "allowed names only, then add exit_plan.",
+    "test_plan_agent_streaming_events_during_plan": "Call provider.stream_chat with a callback "
+    "that forwards text deltas; chat() never produces events.",
+    "config": "Each layer overrides the one before: defaults, project file, user file, then the "
+    "environment last.",
+    "test_config_env_beats_files": "Apply the environment after both files, not before.",
+    "cost_tracker": "Accumulate input and output tokens separately; prices are per million.",
+    # extras
+    "ask": "ask_user waits for the handler's answer and returns it as the tool result.",
+    "subagent": "The child agent has its own history and tools and stops after max_turns "
+    "with 'error: max turns exceeded'.",
+    "test_subagent_max_turns_exceeded": "Loop at most max_turns times, then return the error "
+    "text; a while True loop never stops on its own.",
+}
+
+_levels: dict[str, int] = {}  # failing test -> the last level shown
+
+
+def _nudge(test: str, suite: str) -> str:
+    return NUDGES.get(test) or NUDGES.get(suite) or "Read the test's lines in the report once more."
+
+
+def _with_helpers(test: Any) -> str:
+    """The test's source, preceded by the module's ``_helpers`` it calls."""
+    source = inspect.getsource(test)
+    module = sys.modules[test.__module__]
+    helpers = []
+    for name in dict.fromkeys(re.findall(r"\b(_[a-z]\w*)\(", source)):
+        helper = getattr(module, name, None)
+        if inspect.isfunction(helper):
+            helpers.append(inspect.getsource(helper))
+    return "\n".join([*helpers, source])
+
+
+def hint(target: str) -> None:
+    """Print the next hint for the first failing test of the last ``check(target, …)``."""
+    from ._suite import last_report, load_suite, suite_of
+
+    report: CheckReport | None = last_report(target)
+    if report is None:
+        text = f"Run check({target!r}, …) first; the hint is for the test that fails."
+    else:
+        failing = [r for r in report.results if r.status in ("FAILED", "TIMED OUT")]
+        if not failing and report.stubs:
+            text = (
+                f"hint 1/3 for {target}: {', '.join(report.stubs)} still the exercise stub. "
+                "Replace the body that raises NotImplementedError with your code."
+            )
+        elif not failing:
+            text = f"Nothing fails in {target}: there is nothing to hint at."
+        else:
+            result = failing[0]
+            suite = suite_of(result.name)
+            level = min(_levels.get(result.name, 0) + 1, 3)
+            _levels[result.name] = level
+            head = f"hint {level}/3 for {result.name}"
+            if level == 1:
+                first = result.detail.split("\n\nin the test", 1)[0]
+                rule = (
+                    result.detail.rpartition("the rule: ")[2]
+                    if "the rule: " in result.detail
+                    else ""
+                )
+                text = f"{head}:\n{first}" + (f"\nThe rule is stated in {rule}" if rule else "")
+            elif level == 2:
+                text = f"{head}:\n{_nudge(result.name, suite)}"
+            else:
+                source = _with_helpers(load_suite(suite).tests[result.name])
+                text = (
+                    f"{head}: the whole test (clawnb's own answer passes it: "
+                    f"python -m clawnb.course check {suite})\n\n{source}"
+                )
+    print(text)

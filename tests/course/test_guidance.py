@@ -1,0 +1,99 @@
+"""Hints tied to the failing test, and the progress table with its watch mode."""
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from learner import BUGS, learner_objects
+
+from clawnb.course import check, hint
+from clawnb.course._progress import PROGRESS_FILE, table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bug(bug_id):
+    bug = next(b for b in BUGS if b.id == bug_id)
+    return bug, learner_objects(bug.notebook, [(bug.old, bug.new), *bug.extra])
+
+
+def test_hints_go_one_level_deeper_each_time_for_the_failing_test(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    bug, objects = _bug("edit-without-uniqueness-check")
+    check(bug.chapter, verbose=False, **objects)
+    texts = []
+    for _ in range(4):
+        hint("ch09")
+        texts.append(capsys.readouterr().out)
+    assert texts[0].startswith("hint 1/3 for test_edit_not_unique:")
+    assert "expected: an error" in texts[0] and "09_file_tools.ipynb" in texts[0]
+    assert texts[1].startswith("hint 2/3 for test_edit_not_unique:")
+    assert "str.count" in texts[1]
+    assert texts[2].startswith("hint 3/3 for test_edit_not_unique:")
+    assert "def _edit(" in texts[2] and "async def test_edit_not_unique" in texts[2]
+    assert texts[3] == texts[2]
+
+
+def test_a_hint_before_any_check_says_to_run_it(capsys):
+    hint("ch11")
+    assert "Run check('ch11', …) first" in capsys.readouterr().out
+
+
+def test_a_check_records_progress_and_the_table_shows_it(tmp_path, monkeypatch):
+    for name in ("09_file_tools.ipynb", "13_permission_engine.ipynb", "01_first_llm_call.ipynb"):
+        shutil.copy(ROOT / "notebooks" / "exercises" / name, tmp_path / name)
+    old = time.time() - 60  # saved before the checks below
+    for path in tmp_path.glob("*.ipynb"):
+        import os
+
+        os.utime(path, (old, old))
+    monkeypatch.chdir(tmp_path)
+    check("ch09", verbose=False, **learner_objects("09", []))
+    bug, objects = _bug("permissions-last-rule-wins")
+    check(bug.chapter, verbose=False, **objects)
+    check("ch13", verbose=False)  # a reference run is not the learner's progress
+    data = json.loads((tmp_path / PROGRESS_FILE).read_text())
+    assert set(data) == {"ch09", "ch13"}
+    shown = table(tmp_path)
+    assert "ch01    01_first_llm_call.ipynb" in shown and "not checked yet" in shown
+    assert "ch09" in shown and "✓  ok (" in shown
+    assert "✗  1 failed" in shown
+    assert shown.endswith("1/3 chapters pass")
+
+
+def test_progress_watch_rechecks_a_notebook_when_it_is_saved(tmp_path):
+    shutil.copy(
+        ROOT / "notebooks" / "01_first_llm_call.ipynb", tmp_path / "01_first_llm_call.ipynb"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clawnb.course", "progress", str(tmp_path), "--watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines = []
+    try:
+
+        def wait_for(text, limit=60):
+            end = time.monotonic() + limit
+            while time.monotonic() < end:
+                line = proc.stdout.readline()
+                lines.append(line)
+                if text in line:
+                    return
+            raise AssertionError("".join(lines))
+
+        wait_for("1/1 chapters pass")
+        wait_for("watching for saved notebooks")
+        # The learner breaks the exercise and saves: the watcher re-runs it and reports.
+        exercise = (ROOT / "notebooks" / "exercises" / "01_first_llm_call.ipynb").read_text()
+        (tmp_path / "01_first_llm_call.ipynb").write_text(exercise)
+        wait_for("01_first_llm_call.ipynb changed: checking")
+        wait_for("0/1 chapters pass")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
