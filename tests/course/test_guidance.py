@@ -37,7 +37,10 @@ def test_hints_go_one_level_deeper_each_time_for_the_failing_test(capsys, tmp_pa
     assert texts[3] == texts[2]
 
 
-def test_a_hint_before_any_check_says_to_run_it(capsys):
+def test_a_hint_before_any_check_says_to_run_it(capsys, monkeypatch):
+    from clawnb.course import _suite
+
+    monkeypatch.setattr(_suite, "_last", {})  # as in a fresh kernel
     hint("ch11")
     assert "Run check('ch11', …) first" in capsys.readouterr().out
 
