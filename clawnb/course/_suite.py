@@ -44,6 +44,15 @@ __all__ = [
 TestFn = Callable[..., Any]
 
 
+class CheckInterrupted(KeyboardInterrupt):
+    """The learner interrupted a check. Still a ``KeyboardInterrupt`` (the cell stops, a
+    script exits), but IPython shows it as one line: formatting a full traceback the first
+    time in a kernel costs most of a second, and the kernel should be free at once."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
+
+
 class Skipped(Exception):
     """Raised by a suite test that cannot run here (a live endpoint without a key)."""
 
@@ -474,7 +483,7 @@ def check(
         report.interrupted = True
         if verbose:
             print(report)
-        raise
+        raise CheckInterrupted(f"check({target!r}) stopped; the kernel is ready") from None
     _last[target] = report
     if impl:
         record_progress(report)

@@ -199,9 +199,11 @@ def test_interrupting_a_looping_check_in_a_real_kernel_frees_it_within_a_second(
         assert time.monotonic() - interrupted < 1.0
         text = "".join(m["content"].get("text", "") for m in seen)
         assert "interrupted: the remaining tests did not run" in text
-        assert any(
-            m["msg_type"] == "error" and m["content"]["ename"] == "KeyboardInterrupt" for m in seen
-        )
+        errors = [m["content"] for m in seen if m["msg_type"] == "error"]
+        assert [e["ename"] for e in errors] == ["CheckInterrupted"]  # a KeyboardInterrupt
+        assert errors[0]["traceback"] == [
+            "CheckInterrupted: check('mock') stopped; the kernel is ready"
+        ]
 
         # The kernel is usable again, and no stray thread keeps a core busy.
         msg_id = kc.execute(
