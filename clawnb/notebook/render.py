@@ -394,7 +394,7 @@ class Transcript:
         for block in self.blocks:
             if block.kind == "text" and block.text.strip():
                 # model text: no raw HTML, no images that load (clawnb.notebook.sanitize)
-                out.append(close_fences(sanitize_markdown(block.text.strip())))
+                out.append(answer_markdown(block.text))
             elif block.kind == "reasoning" and block.text.strip():
                 body = _one_line(html.escape(block.text.strip()))
                 out.append(
@@ -425,6 +425,13 @@ class Transcript:
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def answer_markdown(text: str) -> str:
+    """The model's text as Markdown, the same way live and in the saved rendering: raw HTML
+    escaped and images made links (:func:`~clawnb.notebook.sanitize.sanitize_markdown`), an
+    open code fence closed."""
+    return close_fences(sanitize_markdown(text.strip()))
 
 
 def close_fences(text: str) -> str:
@@ -815,7 +822,14 @@ class WidgetView(_View):
             box.set_title(0, "reasoning")
             box.add_class("clawnb-reasoning")
             return box
-        widget = w.HTML(value="")
+        if block.kind == "text":
+            # an Output widget holding one text/markdown output: the front end renders it with
+            # its own (sanitising) Markdown renderer, the one the saved rendering gets, so the
+            # text does not jump from raw to rendered when the cell ends
+            widget = w.Output()
+            widget._clawnb_markdown = None
+        else:
+            widget = w.HTML(value="")
         widget.add_class(f"clawnb-{block.kind}")
         return widget
 
@@ -852,6 +866,19 @@ class WidgetView(_View):
                     pairs = [(head, _card_head_html(card)), (body, inner)]
             elif block.kind == "reasoning":
                 pairs = [(block.widget.children[0], self._html(block))]
+            elif block.kind == "text":
+                markdown = self._markdown(block)
+                if block.widget._clawnb_markdown != markdown:
+                    block.widget._clawnb_markdown = markdown
+                    block.widget.outputs = (
+                        {
+                            "output_type": "display_data",
+                            "data": {"text/markdown": markdown, "text/plain": markdown},
+                            "metadata": {},
+                        },
+                    )
+                    self.updates += 1
+                continue
             else:
                 pairs = [(block.widget, self._html(block))]
             for target, value in pairs:
@@ -888,6 +915,12 @@ class WidgetView(_View):
     def _on_tick(self) -> None:
         self._tick = None
         self.throttle.poke()
+
+    def _markdown(self, block: Block) -> str:
+        # while the turn streams, a trailing word that may be a key in the making waits for
+        # the next update: a key must not reach the widget state half-scrubbed
+        text = block.text if block.closed else _complete_words(block.text)
+        return scrub(answer_markdown(text))
 
     def _html(self, block: Block) -> str:
         if block.kind == "text":

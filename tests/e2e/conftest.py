@@ -381,7 +381,7 @@ class LabPage:
         return self.cell(index).locator(".jp-InputPrompt").inner_text().strip()
 
     def output_text(self, index: int) -> str:
-        area = self.cell(index).locator(".jp-OutputArea")
+        area = self.cell(index).locator(".jp-Cell-outputArea")
         return area.inner_text() if area.count() else ""
 
     def running(self) -> bool:

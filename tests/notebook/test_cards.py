@@ -208,3 +208,17 @@ async def test_calls_run_without_a_question_say_who_allowed_them(tmp_path) -> No
     view(AgentEvent.ToolCall("read", "    [read: a.txt]", "r1", read.arguments))
     assert await gate.before_tool(read, ReadTool(tmp_path)) is read
     assert view.card("r1").label() == "pending"
+
+
+def test_streamed_text_is_the_markdown_the_saved_rendering_keeps() -> None:
+    view, sink = _rendered()
+    view(AgentEvent.TextDelta("## Plan\n\n1. read **notes**\n```python\nx = 1"))
+    view.throttle.flush_now()
+    (output,) = view.transcript.blocks[0].widget.outputs
+    live = output["data"]["text/markdown"]
+    # rendered by the front end as Markdown while it streams (the open fence closed for now)
+    assert live == "## Plan\n\n1. read **notes**\n```python\nx =\n```"
+    view(AgentEvent.TextDelta("\n```\nDone."))
+    view.finish()
+    static = sink.shown[-1]["text/markdown"]
+    assert "## Plan\n\n1. read **notes**\n```python\nx = 1\n```\nDone." in static

@@ -54,6 +54,8 @@ def shown_html(widget: Any) -> str:
     """All HTML a block's widget (a card's head and body, an accordion's content) shows."""
     if hasattr(widget, "value"):
         return widget.value
+    if hasattr(widget, "outputs"):  # a text block: one text/markdown output
+        return "".join(o["data"]["text/markdown"] for o in widget.outputs)
     return "".join(shown_html(child) for child in getattr(widget, "children", ()))
 
 
@@ -466,7 +468,7 @@ async def test_widget_never_holds_half_a_streamed_key(monkeypatch) -> None:
     for piece in ["key: ", secret[:10], secret[10:20], secret[20:], " done"]:
         view(AgentEvent.TextDelta(piece))
         view.throttle.flush_now()
-        sent.append(view.transcript.blocks[-1].widget.value)
+        sent.append(shown_html(view.transcript.blocks[-1].widget))
     assert not any(secret[:10] in value or secret[10:20] in value for value in sent), sent
     assert "key: *** done" not in sent[-1]  # "done" waits for a whitespace or the turn's end
     view(AgentEvent.ReasoningDelta("thinking about " + secret[:10]))
@@ -476,7 +478,7 @@ async def test_widget_never_holds_half_a_streamed_key(monkeypatch) -> None:
     view(AgentEvent.TurnEnd(AssistantTurn(text="key: x done")))
     view.throttle.flush_now()
     text_block, reasoning_block = view.transcript.blocks
-    assert "key: *** done" in text_block.widget.value
+    assert "key: *** done" in shown_html(text_block.widget)
     assert "thinking about ***" in shown_html(reasoning_block.widget)
 
 
@@ -561,8 +563,8 @@ async def test_text_without_spaces_still_streams_live() -> None:
         view(AgentEvent.TextDelta(piece))
         text_view(AgentEvent.TextDelta(piece))
     view.throttle.flush_now()
-    assert "这是一个测试。" in view.transcript.blocks[-1].widget.value
-    assert "ok" not in view.transcript.blocks[-1].widget.value  # may still grow into a key
+    assert "这是一个测试。" in shown_html(view.transcript.blocks[-1].widget)
+    assert "ok" not in shown_html(view.transcript.blocks[-1].widget)  # may still grow into a key
     assert out.getvalue() == "这是一个测试。"
 
 
