@@ -44,6 +44,7 @@ default): create, list, resume by id or ``"latest"``.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import secrets
@@ -481,7 +482,8 @@ def _replay(path: Path) -> tuple[dict[str, Any], list[Message], list[Message], i
             if not isinstance(record, dict):
                 raise ValueError("record is not a JSON object")
             _apply(record, header, messages, turn)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+            # any record shape we do not know is an error naming the line, never a traceback
             tail_only = is_last or (lineno == last and lines[last] == b"")
             if tail_only:
                 warnings.warn(
@@ -491,7 +493,8 @@ def _replay(path: Path) -> tuple[dict[str, Any], list[Message], list[Message], i
                     stacklevel=3,
                 )
                 return header, messages, turn.recovered(), good, len(data)
-            raise SessionError(f"{path}: line {lineno} is corrupt: {exc}") from None
+            what = f"{type(exc).__name__}: {exc}" if isinstance(exc, (KeyError,)) else exc
+            raise SessionError(f"{path}: line {lineno} is corrupt: {what}") from None
         offset += len(raw) + 1
         good = offset
     return header, messages, turn.recovered(), good, len(data)
@@ -584,19 +587,39 @@ class SessionStore:
     def path_of(self, session_id: str) -> Path:
         if session_id == "latest":
             sessions = self.list()
+            self._refuse_newer_unreadable(sessions[-1] if sessions else None)
             if not sessions:
                 raise SessionError(f"no sessions in {self.root}")
             return sessions[-1].path
         candidate = Path(session_id)
         if candidate.suffix == ".jsonl" and candidate.exists():
             return candidate
-        matches = sorted(self.root.glob(f"{session_id}*.jsonl"))
+        # an id is a prefix, never a pattern: "*" must not pick some session
+        matches = sorted(self.root.glob(f"{glob.escape(session_id)}*.jsonl"))
         if not matches:
             raise SessionError(f"no session {session_id!r} in {self.root}")
         if len(matches) > 1:
             names = ", ".join(p.stem for p in matches[:5])
             raise SessionError(f"session id {session_id!r} is ambiguous: {names}")
         return matches[0]
+
+    def _refuse_newer_unreadable(self, newest: SessionInfo | None) -> None:
+        """``"latest"`` must never quietly mean "the newest one that still reads": if a newer
+        file is corrupt, say which and why instead of resuming an older session."""
+        readable = {i.path for i in self.list()} if newest is not None else set()
+        floor = newest.path.stat().st_mtime if newest is not None else float("-inf")
+        for path in sorted(self.root.glob("*.jsonl")) if self.root.is_dir() else []:
+            if path in readable or path.stat().st_mtime < floor:
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", SessionRecoveryWarning)
+                    _replay(path)
+            except SessionError as exc:
+                raise SessionError(
+                    f"the latest session cannot be resumed: {exc}; resume another one by its "
+                    "id, or move that file away"
+                ) from None
 
     def resume(self, session_id: str = "latest", *, durable: bool = True) -> SessionLog:
         """Reopen a session by id, id prefix, file path or ``"latest"``."""

@@ -3,7 +3,8 @@
 * ``{name}`` (or ``{name.attr}``) is replaced by ``str()`` of a kernel variable. Unknown names and
   anything that is not a plain dotted name (``{1+1}``, ``{ x }``, a JSON snippet) are left
   untouched — prompts often contain braces that were never meant as templates. ``{{`` and ``}}``
-  give literal braces. No code is evaluated: only names and attribute look-ups.
+  give literal braces. No code is evaluated: only names and attribute look-ups. A value that
+  holds a known key (:mod:`clawnb.secrets`) is refused with :class:`SecretInPromptError`.
 * ``In[3]``, ``Out[3]``, ``Err[3]`` and a bare ``Err`` (the last error) are *references*: the
   prompt keeps them as written and the referenced cell source, output repr or error traceback is
   attached below the prompt, so the model sees what the user points at.
@@ -15,7 +16,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["collect_references", "expand_prompt", "interpolate"]
+from ..errors import ClawError
+from ..secrets import redact
+
+__all__ = ["SecretInPromptError", "collect_references", "expand_prompt", "interpolate"]
 
 _TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
 _REFERENCE = re.compile(r"\b(In|Out|Err)\[(\d+)\]|\bErr\b(?!\[)")
@@ -23,9 +27,13 @@ _MISSING = object()
 _MAX_VALUE = 4000
 
 
+class SecretInPromptError(ClawError):
+    """A ``{name}`` in a prompt would have put a key into what is sent to the model."""
+
+
 def _lookup(namespace: Mapping[str, Any], dotted: str) -> Any:
     head, *rest = dotted.split(".")
-    if head not in namespace:
+    if head not in namespace or head.startswith("_"):
         return _MISSING
     value = namespace[head]
     for attr in rest:
@@ -58,7 +66,15 @@ def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
         if token == "}}":
             return "}"
         value = _lookup(namespace, match.group(1))
-        return token if value is _MISSING else _text(value)
+        if value is _MISSING:
+            return token
+        text = _text(value)
+        if redact(text) != text:
+            raise SecretInPromptError(
+                f"{{{match.group(1)}}} holds an API key or a token (it matches a known secret), "
+                "so it was not put into the prompt; pass the part you mean without the key"
+            )
+        return text
 
     return _TEMPLATE.sub(replace, prompt)
 
@@ -123,5 +139,6 @@ def expand_prompt(prompt: str, shell: Any = None, errors: Mapping[int, str] | No
     )
     if not refs:
         return text
-    blocks = [f"--- {label} ---\n{body}" for label, body in refs]
+    # a referenced output or traceback may quote a key: it goes to the model redacted
+    blocks = [f"--- {label} ---\n{redact(body)}" for label, body in refs]
     return text + "\n\nReferenced notebook context:\n" + "\n\n".join(blocks)

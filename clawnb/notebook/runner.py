@@ -402,7 +402,7 @@ async def run_claw(
     :class:`ClawFailed` (IPython shows one line and "Run All" stops) unless
     ``raise_on_interrupt`` is false — a background task must not
     raise a KeyboardInterrupt, which asyncio would propagate out of the kernel's loop."""
-    from .interpolate import expand_prompt
+    from .interpolate import SecretInPromptError, expand_prompt
 
     session = get_session(shell)
     if session.running:
@@ -423,7 +423,11 @@ async def run_claw(
     if not body.strip():
         print("%%claw: the cell body is the prompt; it is empty (see %%claw --help)")
         return None
-    prompt = expand_prompt(body.strip(), shell, session.errors)
+    try:
+        prompt = expand_prompt(body.strip(), shell, session.errors)
+    except SecretInPromptError as exc:
+        print(f"%%claw: {exc}")  # nothing was sent; the history is unchanged
+        return None
     view = view if view is not None else make_view(shell, quiet=options.quiet, ui=options.ui)
     approver = Approver(
         view,

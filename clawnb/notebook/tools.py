@@ -1,7 +1,8 @@
 """Tools that look into the live kernel: inspect a variable, run Python in the user namespace.
 
 ``inspect_variable`` is read-only (type, shape, length, a truncated repr; no code is evaluated,
-only names and attributes are looked up). ``run_python`` executes code in the notebook's own
+only names and attributes are looked up). It refuses private and dunder attributes and the
+kernel's own objects (``get_ipython``, the kernel session and its HMAC key, sockets), and shows ``os.environ`` with the values of secret-looking variables masked. ``run_python`` executes code in the notebook's own
 namespace — it can change anything the user can, so it is *not* read-only: every call goes
 through approval, in every permission mode (see :class:`clawnb.notebook.runner.NotebookGate`).
 Its stdout, stderr and the value of a final expression come back, truncated.
@@ -12,9 +13,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import os
 import traceback
 from typing import Any
 
+from ..secrets import is_secret_name
 from ..tools.base import BaseTool, ToolError, require_str
 from ..types import ToolDefinition
 
@@ -56,6 +59,59 @@ def describe_value(value: Any, *, limit: int = 2000) -> str:
     return "\n".join(lines)
 
 
+# Names IPython puts into the user namespace: the shell, its history and exit helpers.
+KERNEL_NAMES = frozenset({"get_ipython", "exit", "quit", "In", "Out"})
+# Objects of these packages are the kernel's machinery (the shell, the session and its HMAC
+# key, sockets), not the user's data.
+_INTERNAL_MODULES = (
+    "IPython",
+    "ipykernel",
+    "jupyter_client",
+    "jupyter_core",
+    "zmq",
+    "traitlets",
+    "tornado",
+    "comm",
+)
+
+
+def _user_name(name: str) -> bool:
+    return not name.startswith("_") and name not in KERNEL_NAMES
+
+
+def _is_internal(value: Any) -> bool:
+    for obj in (value, getattr(value, "__self__", None)):
+        if obj is None:
+            continue
+        module = getattr(type(obj), "__module__", "") or ""
+        if module.split(".")[0] in _INTERNAL_MODULES:
+            return True
+    return False
+
+
+def refuse_kernel_internals(name: str, value: Any) -> None:
+    """:class:`ToolError` when ``value`` belongs to the kernel's or the agent's machinery."""
+    if _is_internal(value):
+        raise ToolError(
+            f"'{name}' is part of the kernel or the agent itself "
+            f"({type(value).__module__}.{type(value).__qualname__}), not a user variable"
+        )
+
+
+def hide_secret_env(value: Any) -> Any:
+    """``os.environ`` (or a copy) with the values of secret-looking names masked, so
+    inspecting the environment shows which variables exist, never a token or password."""
+    if isinstance(value, os._Environ) or (
+        isinstance(value, dict)
+        and value
+        and all(isinstance(k, str) for k in value)
+        and any(is_secret_name(k) for k in value)
+        and "PATH" in value
+    ):
+        return {k: ("***" if is_secret_name(k) else v) for k, v in value.items()}
+    return value
+
+
 class InspectVariableTool(BaseTool):
     read_only = True
     concurrency_safe = True
@@ -73,16 +129,23 @@ class InspectVariableTool(BaseTool):
         head, *rest = name.split(".")
         if not head.isidentifier() or not all(p.isidentifier() for p in rest):
             raise ToolError(f"'{name}' is not a variable name (no expressions, only a.b.c)")
-        if head not in self.namespace or head.startswith("_"):
-            visible = sorted(k for k in self.namespace if not k.startswith("_"))[:40]
+        private = [p for p in rest if p.startswith("_")]
+        if private:
+            raise ToolError(
+                f"'{name}': private and dunder attributes ({private[0]}) are not inspected"
+            )
+        if head not in self.namespace or head.startswith("_") or head in KERNEL_NAMES:
+            visible = sorted(k for k in self.namespace if _user_name(k))[:40]
             raise ToolError(f"no variable '{head}' in the kernel; defined: {', '.join(visible)}")
         value = self.namespace[head]
         for attr in rest:
+            refuse_kernel_internals(name, value)
             try:
                 value = getattr(value, attr)
             except Exception as exc:
                 raise ToolError(f"cannot get '{attr}' of {name}: {exc}") from exc
-        return f"{name}\n" + describe_value(value)
+        refuse_kernel_internals(name, value)
+        return f"{name}\n" + describe_value(hide_secret_env(value))
 
 
 class RunPythonTool(BaseTool):

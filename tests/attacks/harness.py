@@ -349,6 +349,15 @@ class World:
         """Where canaries went: the model's requests, workspace files, the saved notebook."""
         where: dict[str, list[str]] = {}
         found = leaked(self.server.bodies()) + leaked(self.server2.bodies())
+        # secrets only known once the run started (the kernel's HMAC key, written by a setup
+        # cell to a file outside the workspace)
+        for rel in self.fill(self.attack.data.get("dynamic_canaries", [])):
+            path = Path(rel)
+            secret = path.read_text().strip() if path.exists() else ""
+            if not secret:
+                where[f"dynamic canary {rel}"] = ["never written: the setup did not run"]
+            elif any(x in self.server.bodies() for x in spellings(secret)):
+                found.append(path.name)
         if found:
             where["model requests"] = found
         for p in self.ws.rglob("*"):
@@ -418,6 +427,9 @@ class World:
                 found = re.search(pattern, rendered)
                 if found:
                     problems.append(f"the saved notebook renders {found.group(0)!r}")
+        for text in expect.get("model_lacks", []):
+            if text in self.server.bodies():
+                problems.append(f"{text!r} reached the model")
         for text in expect.get("transcript_lacks", []):
             if text in self.transcript:
                 problems.append(f"the front end showed {text!r} raw")
@@ -578,8 +590,16 @@ def drive_notebook(world: World) -> None:
         options="".join(f" {o}" for o in world.attack.data.get("cell_options", [])),
         prompt=world.fill(world.attack.data.get("prompt", "go")),
     )
+    setup = [
+        new_code_cell(world.fill(code)) for code in world.attack.data.get("notebook_setup", [])
+    ]
     nb = new_notebook(
-        cells=[new_markdown_cell("attack"), new_code_cell("%load_ext clawnb"), new_code_cell(cell)]
+        cells=[
+            new_markdown_cell("attack"),
+            new_code_cell("%load_ext clawnb"),
+            *setup,
+            new_code_cell(cell),
+        ]
     )
     policy = world.attack.data.get("approve", "deny")
     env = {**world.env(), "CLAWNB_APPROVAL": "allow" if policy != "deny" else "deny"}

@@ -26,3 +26,64 @@ def test_ordinary_markdown_keeps_its_formatting():
 def test_an_unclosed_fence_keeps_its_content_as_code_and_a_stray_backtick_is_text():
     assert sanitize_markdown("```\n<x>") == "```\n<x>"
     assert sanitize_markdown("a ` <b> b") == "a ` &lt;b> b"
+
+
+# -- inspect_variable and {name} interpolation (issue 10 item 9) -------------------------------
+
+
+def _inspect(namespace, name):
+    import asyncio
+
+    from clawnb.notebook.tools import InspectVariableTool
+
+    return asyncio.run(InspectVariableTool(namespace).call({"name": name}))
+
+
+def test_inspect_variable_refuses_private_paths_and_kernel_objects():
+    import pytest
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from clawnb.tools.base import ToolError
+
+    class Holder:
+        secret = "s"
+
+    holder = Holder()
+    holder._private = "p"
+    shell = InteractiveShell.instance()
+    ns = {"get_ipython": shell.get_ipython, "holder": holder, "sh": shell, "fn": shell.run_cell}
+    for name in (
+        "holder._private",
+        "holder.__class__",
+        "get_ipython",
+        "sh",
+        "fn",
+        "holder.__dict__",
+    ):
+        with pytest.raises(ToolError):
+            _inspect(ns, name)
+    assert "type: " in _inspect(ns, "holder.secret")
+
+
+def test_inspect_variable_masks_secret_looking_environment_values(monkeypatch):
+    import os
+
+    monkeypatch.setenv("DB_PASSWORD", "hunter2pw")
+    monkeypatch.setenv("AAA_VISIBLE", "shown-value")
+    monkeypatch.setenv("AAA_API_TOKEN", "tok")
+    out = _inspect({"os": os, "env": dict(os.environ)}, "os.environ")
+    assert "hunter2pw" not in out and "'AAA_API_TOKEN': '***'" in out
+    assert "shown-value" in out
+    assert "hunter2pw" not in _inspect({"env": dict(os.environ)}, "env")
+
+
+def test_interpolating_a_value_that_holds_a_key_is_refused(monkeypatch):
+    import pytest
+
+    from clawnb.notebook.interpolate import SecretInPromptError, interpolate
+
+    monkeypatch.setenv("OPENAI_API_KEY", "interp-key-0123456789abc")
+    ns = {"cfg": {"key": "interp-key-0123456789abc"}, "name": "ok", "_hidden": "h"}
+    with pytest.raises(SecretInPromptError, match=r"\{cfg\} holds an API key"):
+        interpolate("look at {cfg}", ns)
+    assert interpolate("hi {name} {_hidden}", ns) == "hi ok {_hidden}"
