@@ -60,7 +60,7 @@ def _claw_signature(line: str = "") -> None:
     The conversation carries on across %%claw cells in this kernel. {name} inserts a kernel
     variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. Line magic:
     %claw status | reset | history | cost | config | mode MODE|project | model NAME | undo |
-    trust.
+    sessions | resume [ID] | trust. Every conversation is saved under .claw/sessions.
     """
 
 
@@ -204,7 +204,7 @@ class ClawMagics(Magics):
     @line_magic("claw")
     def claw_line(self, line: str) -> None:
         """%claw status | reset | history | cost | config | mode MODE | model NAME | undo |
-        trust [--revoke] | help"""
+        sessions | resume [ID] | trust [--revoke] | help"""
         from .runner import get_session
 
         session = get_session(self.shell)
@@ -233,6 +233,17 @@ class ClawMagics(Magics):
             print(f"model: {session.model}")
         elif command == "undo":
             print(session.checkpoints.undo())
+        elif command == "sessions":
+            print(session.list_sessions())
+        elif command == "resume":
+            if len(words) > 2:
+                raise UsageError("usage: %claw resume [ID] (an id or id prefix; default latest)")
+            from ..session import SessionError
+
+            try:
+                print(session.resume(words[1] if len(words) == 2 else "latest"))
+            except SessionError as exc:
+                raise UsageError(str(exc)) from None
         elif command == "trust":
             # the person typed it: the model cannot run a magic, and the store is a control file
             from ..config import trust_workspace
@@ -246,6 +257,6 @@ class ClawMagics(Magics):
         else:
             raise UsageError(
                 f"unknown %claw command {command!r}; use status, reset, history, cost, config, "
-                "mode MODE, model NAME, undo, trust or help"
+                "mode MODE, model NAME, undo, sessions, resume [ID], trust or help"
             )
         return None

@@ -27,6 +27,7 @@ from typing import Any
 from ..assemble import AgentSession
 from ..checkpoints import Checkpoints
 from ..events import AgentEvent
+from ..session import SessionError, SessionLog, SessionStore
 from ..types import Message, ToolCall, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .render import TextView, WidgetView
@@ -177,7 +178,8 @@ class NotebookSession:
         recording change. Mode and turn limit are set per cell with ``configure``."""
         provider = self.get_provider(options.replay)
         model, _base_url = self.resolved_model()
-        key = (id(provider), self.cwd, options.record)
+        self._persist(model)
+        key = (id(provider), self.cwd, options.record, id(self.messages))
         if self.agent is not None and self.agent_key == key:
             return self.agent
         from ..assemble import build_agent
@@ -200,6 +202,69 @@ class NotebookSession:
         self.agent, self.agent_key = agent, key
         return agent
 
+    # -- persistence ----------------------------------------------------------------------------
+
+    def sessions_root(self) -> Path:
+        """``<workspace>/.claw/sessions`` (the ``sessions_dir`` config key), as for the chat."""
+        try:
+            configured = self.config().sessions_dir
+        except Exception:  # a broken config: the default place
+            configured = ".claw/sessions"
+        root = Path(os.path.expanduser(configured))
+        return root if root.is_absolute() else Path(self.cwd) / root
+
+    def _persist(self, model: str) -> None:
+        """From the first cell on, the conversation is a session file (written ahead of every
+        tool, so a kernel crash loses nothing) and the undo checkpoints live next to it."""
+        if isinstance(self.messages, SessionLog):
+            return
+        store = SessionStore(self.sessions_root())
+        log = store.create(
+            self.messages,
+            meta={"model": model, "workspace": str(self.cwd), "front_end": "notebook"},
+        )
+        self.messages = log
+        self._adopt_checkpoints(log)
+
+    def _adopt_checkpoints(self, log: SessionLog) -> None:
+        directory = log.path.with_suffix(".checkpoints")
+        saved = Checkpoints.open(directory, limit=self.checkpoints.limit)
+        if len(saved) or not len(self.checkpoints):
+            self.checkpoints = saved
+        else:  # undo steps taken before the first cell (none in practice) stay in memory
+            self.checkpoints.directory = directory
+
+    def list_sessions(self) -> str:
+        """``%claw sessions``: the saved conversations of this workspace, oldest first."""
+        current = self.messages.id if isinstance(self.messages, SessionLog) else None
+        infos = SessionStore(self.sessions_root()).list()
+        if not infos:
+            return f"no saved sessions in {self.sessions_root()}"
+        lines = [("* " if info.id == current else "  ") + str(info) for info in infos]
+        return "\n".join(lines + ["(* this kernel's session; %claw resume ID continues one)"])
+
+    def resume(self, session_id: str = "latest") -> str:
+        """``%claw resume [ID]``: continue a saved conversation (after a kernel restart or
+        crash): its messages, and its undo checkpoints."""
+        store = SessionStore(self.sessions_root())
+        current = self.messages if isinstance(self.messages, SessionLog) else None
+        if session_id == "latest" and current is not None:
+            others = [i for i in store.list() if i.id != current.id]
+            if not others:
+                raise SessionError(f"no other session in {store.root}")
+            session_id = others[-1].id
+        log = store.resume(session_id)
+        if current is not None and current.path != log.path:
+            current.close(discard_if_empty=True)
+        self.messages = log
+        self._adopt_checkpoints(log)
+        self.agent = self.agent_key = None  # the next cell builds over the resumed history
+        prompts = sum(1 for m in log if isinstance(m, Message.User))
+        return (
+            f"resumed session {log.id}: {_count(len(log), 'message')}, "
+            f"{_count(prompts, 'prompt')}, {_count(len(self.checkpoints), 'undo step')}"
+        )
+
     def kernel_tools(self) -> list[Any]:
         """The tools that reach into the user's kernel (none without a shell)."""
         if self.shell is None:
@@ -220,7 +285,11 @@ class NotebookSession:
     def reset(self) -> str:
         """Forget the conversation, "always allow" answers and usage; a scripted model starts
         its script again (the provider is rebuilt on the next cell)."""
-        self.messages.clear()
+        if isinstance(self.messages, SessionLog):
+            # the old conversation stays saved (%claw resume); the next cell starts a new one
+            self.messages.close(discard_if_empty=True)
+            self.checkpoints = Checkpoints(self.checkpoints.limit)
+        self.messages = []
         self.provider = self.provider_key = None
         self.agent = self.agent_key = None
         self.always_allowed.clear()
@@ -240,9 +309,26 @@ class NotebookSession:
                 f"{_count(user_turns, 'prompt')}",
                 f"always allowed: {allowed}",
                 f"checkpoints: {len(self.checkpoints)}",
+                f"session: {self._session_line()}",
+                f"bash: {self._sandbox_line()}",
                 f"approval policy without a frontend: {env_policy()[0]}",
             ]
         )
+
+    def _session_line(self) -> str:
+        if isinstance(self.messages, SessionLog):
+            return f"{self.messages.id} ({self.messages.path})"
+        return f"not saved yet (the first cell starts one in {self.sessions_root()})"
+
+    def _sandbox_line(self) -> str:
+        if self.agent is not None:
+            return self.agent.sandbox_description()
+        from ..sandbox import status_from_config
+
+        try:
+            return status_from_config(self.config(), self.cwd).describe()
+        except Exception as exc:  # a broken config: the cell will say so in full
+            return f"unknown ({type(exc).__name__})"
 
     def _mode_line(self) -> str:
         mode = self.resolved_mode()
