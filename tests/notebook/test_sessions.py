@@ -13,8 +13,8 @@ import pytest
 
 from clawnb.session import INTERRUPTED_SESSION_RESULT, SessionLog
 from clawnb.types import Message
+from tests.conftest import write_script
 
-from .conftest import write_script
 from .kernelclient import Kernel, kernel_env
 
 pytestmark = pytest.mark.timeout(120)
