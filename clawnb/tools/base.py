@@ -68,7 +68,9 @@ class Previewing(Protocol):
 
 
 class BaseTool:
-    """Convenience base class. Subclasses set ``definition`` (or build it in ``__init__``)."""
+    """Convenience base class. Subclasses set ``definition`` on the class — one definition
+    per tool, built once — or in ``__init__`` when it depends on the arguments (bash's default
+    timeout). Definitions are shared: extend a tool's by building a new one, never in place."""
 
     definition: ToolDefinition
     read_only: ClassVar[bool] = False

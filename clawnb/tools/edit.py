@@ -22,12 +22,11 @@ Beyond the book:
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 from ..types import ToolDefinition
-from .base import ChangePreview, FileState, FileTool, ToolError, require_str, resolve_path
+from .base import ChangePreview, FileTool, ToolError, require_str, resolve_path
 from .diff import PREVIEW_DIFF_LINES, change_counts, render_diff
 from .write import atomic_write, real_target, refuse_notebook
 
@@ -87,18 +86,12 @@ class EditTool(FileTool):
     read_only = False
     concurrency_safe = False
 
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str] | None = None,
-        file_state: FileState | None = None,
-    ) -> None:
-        super().__init__(workspace, file_state)
-        self.definition = (
-            ToolDefinition("edit", "Replace an exact string in a file (must appear exactly once).")
-            .param("path", "string", "The file path to edit", True)
-            .param("old_string", "string", "The exact string to find and replace", True)
-            .param("new_string", "string", "The replacement string", True)
-        )
+    definition = (
+        ToolDefinition("edit", "Replace an exact string in a file (must appear exactly once).")
+        .param("path", "string", "The file path to edit", True)
+        .param("old_string", "string", "The exact string to find and replace", True)
+        .param("new_string", "string", "The replacement string", True)
+    )
 
     def _checked(self, args: Any) -> tuple[str, Path, str, str]:
         """The argument and read-before-edit checks ``preview`` and ``call`` share."""

@@ -289,6 +289,17 @@ class GlobTool(BaseTool):
     read_only = True
     concurrency_safe = True
 
+    definition = (
+        ToolDefinition("glob", "Find files matching a glob pattern")
+        .param("pattern", "string", 'Glob pattern (e.g. "**/*.rs")', True)
+        .param(
+            "path",
+            "string",
+            "Base directory to search in (default: current directory)",
+            False,
+        )
+    )
+
     def __init__(
         self,
         workspace: str | os.PathLike[str] | None = None,
@@ -297,16 +308,6 @@ class GlobTool(BaseTool):
     ) -> None:
         self.workspace = workspace
         self.max_results = max_results
-        self.definition = (
-            ToolDefinition("glob", "Find files matching a glob pattern")
-            .param("pattern", "string", 'Glob pattern (e.g. "**/*.rs")', True)
-            .param(
-                "path",
-                "string",
-                "Base directory to search in (default: current directory)",
-                False,
-            )
-        )
 
     async def call(self, args: Any) -> str:
         pattern = require_str(args, "pattern")

@@ -346,6 +346,18 @@ class GrepTool(BaseTool):
     read_only = True
     concurrency_safe = True
 
+    definition = (
+        ToolDefinition("grep", "Search file contents using a regex pattern")
+        .param("pattern", "string", "Regex pattern to search for", True)
+        .param(
+            "path",
+            "string",
+            "File or directory to search in (default: current directory)",
+            False,
+        )
+        .param("include", "string", 'Glob pattern to filter files (e.g. "*.rs")', False)
+    )
+
     def __init__(
         self,
         workspace: str | os.PathLike[str] | None = None,
@@ -361,17 +373,6 @@ class GrepTool(BaseTool):
         self.max_line_chars = max_line_chars
         self.engine = engine
         self.last_engine: str | None = None  # which engine answered the last call
-        self.definition = (
-            ToolDefinition("grep", "Search file contents using a regex pattern")
-            .param("pattern", "string", "Regex pattern to search for", True)
-            .param(
-                "path",
-                "string",
-                "File or directory to search in (default: current directory)",
-                False,
-            )
-            .param("include", "string", 'Glob pattern to filter files (e.g. "*.rs")', False)
-        )
 
     async def call(self, args: Any) -> str:
         pattern = require_str(args, "pattern")

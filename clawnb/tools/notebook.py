@@ -35,7 +35,6 @@ from typing import Any
 from ..types import ToolDefinition
 from .base import (
     ChangePreview,
-    FileState,
     FileTool,
     ToolError,
     optional_int,
@@ -688,29 +687,23 @@ class NotebookReadTool(FileTool):
     read_only = True
     concurrency_safe = True
 
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str] | None = None,
-        file_state: FileState | None = None,
-    ) -> None:
-        super().__init__(workspace, file_state)
-        self.definition = (
-            ToolDefinition(
-                "notebook_read",
-                "Read a Jupyter notebook (.ipynb) cell by cell: each cell's number, id, type "
-                "and source, with outputs summarised (long text cut, images as their size, "
-                "errors as the exception line). Use this instead of read for notebooks.",
-            )
-            .param("path", "string", "The .ipynb file to read", True)
-            .param("offset", "integer", "First cell to show (1-based, default 1)", False)
-            .param("limit", "integer", "How many cells to show (default all)", False)
-            .param(
-                "outputs",
-                "boolean",
-                "Include the outputs' summaries (default true)",
-                False,
-            )
+    definition = (
+        ToolDefinition(
+            "notebook_read",
+            "Read a Jupyter notebook (.ipynb) cell by cell: each cell's number, id, type "
+            "and source, with outputs summarised (long text cut, images as their size, "
+            "errors as the exception line). Use this instead of read for notebooks.",
         )
+        .param("path", "string", "The .ipynb file to read", True)
+        .param("offset", "integer", "First cell to show (1-based, default 1)", False)
+        .param("limit", "integer", "How many cells to show (default all)", False)
+        .param(
+            "outputs",
+            "boolean",
+            "Include the outputs' summaries (default true)",
+            False,
+        )
+    )
 
     async def call(self, args: Any) -> str:
         path = require_str(args, "path")
@@ -752,60 +745,54 @@ class NotebookEditTool(FileTool):
     read_only = False
     concurrency_safe = False
 
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str] | None = None,
-        file_state: FileState | None = None,
-    ) -> None:
-        super().__init__(workspace, file_state)
-        self.definition = (
-            ToolDefinition(
-                "notebook_edit",
-                "Change one cell of a Jupyter notebook (.ipynb): replace its source and/or "
-                "type, insert a new cell before/after another, or delete it. Other cells, "
-                "ids, metadata and outputs are kept; the edited cell's outputs are cleared. "
-                "Read the notebook with notebook_read first. Inserting into a path that does "
-                "not exist creates a new notebook.",
-            )
-            .param("path", "string", "The .ipynb file to edit", True)
-            .param_raw(
-                "action",
-                {
-                    "type": "string",
-                    "enum": list(ACTIONS),
-                    "description": "replace (default), insert or delete",
-                },
-                False,
-            )
-            .param("cell_id", "string", "The target cell's id, as notebook_read shows it", False)
-            .param(
-                "cell_number",
-                "integer",
-                "The target cell's number (1-based), for cells without an id",
-                False,
-            )
-            .param("source", "string", "The cell's new source (replace, insert)", False)
-            .param_raw(
-                "cell_type",
-                {
-                    "type": "string",
-                    "enum": list(CELL_TYPES),
-                    "description": "code, markdown or raw (insert: default code; replace: "
-                    "default unchanged)",
-                },
-                False,
-            )
-            .param_raw(
-                "position",
-                {
-                    "type": "string",
-                    "enum": ["after", "before"],
-                    "description": "insert: after (default) or before the target cell; with "
-                    "no target, at the end or the start",
-                },
-                False,
-            )
+    definition = (
+        ToolDefinition(
+            "notebook_edit",
+            "Change one cell of a Jupyter notebook (.ipynb): replace its source and/or "
+            "type, insert a new cell before/after another, or delete it. Other cells, "
+            "ids, metadata and outputs are kept; the edited cell's outputs are cleared. "
+            "Read the notebook with notebook_read first. Inserting into a path that does "
+            "not exist creates a new notebook.",
         )
+        .param("path", "string", "The .ipynb file to edit", True)
+        .param_raw(
+            "action",
+            {
+                "type": "string",
+                "enum": list(ACTIONS),
+                "description": "replace (default), insert or delete",
+            },
+            False,
+        )
+        .param("cell_id", "string", "The target cell's id, as notebook_read shows it", False)
+        .param(
+            "cell_number",
+            "integer",
+            "The target cell's number (1-based), for cells without an id",
+            False,
+        )
+        .param("source", "string", "The cell's new source (replace, insert)", False)
+        .param_raw(
+            "cell_type",
+            {
+                "type": "string",
+                "enum": list(CELL_TYPES),
+                "description": "code, markdown or raw (insert: default code; replace: "
+                "default unchanged)",
+            },
+            False,
+        )
+        .param_raw(
+            "position",
+            {
+                "type": "string",
+                "enum": ["after", "before"],
+                "description": "insert: after (default) or before the target cell; with "
+                "no target, at the end or the start",
+            },
+            False,
+        )
+    )
 
     def _target(self, path: str) -> Path:
         return real_target(_resolve_path(path, self.workspace))

@@ -28,6 +28,13 @@ class ReadTool(FileTool):
     read_only = True
     concurrency_safe = True
 
+    definition = (
+        ToolDefinition("read", "Read the contents of a file.")
+        .param("path", "string", "The file path to read", True)
+        .param("offset", "integer", "Line number to start reading from (1-based)", False)
+        .param("limit", "integer", "Maximum number of lines to read", False)
+    )
+
     def __init__(
         self,
         workspace: str | os.PathLike[str] | None = None,
@@ -37,12 +44,6 @@ class ReadTool(FileTool):
     ) -> None:
         super().__init__(workspace, file_state)
         self.max_bytes = max_bytes
-        self.definition = (
-            ToolDefinition("read", "Read the contents of a file.")
-            .param("path", "string", "The file path to read", True)
-            .param("offset", "integer", "Line number to start reading from (1-based)", False)
-            .param("limit", "integer", "Maximum number of lines to read", False)
-        )
 
     async def call(self, args: Any) -> str:
         path = require_str(args, "path")

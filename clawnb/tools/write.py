@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..types import ToolDefinition
-from .base import ChangePreview, FileState, FileTool, ToolError, require_str, resolve_path
+from .base import ChangePreview, FileTool, ToolError, require_str, resolve_path
 from .diff import PREVIEW_DIFF_LINES, change_counts, render_diff
 
 __all__ = ["WriteTool", "atomic_write", "real_target", "refuse_notebook"]
@@ -89,17 +89,11 @@ class WriteTool(FileTool):
     read_only = False
     concurrency_safe = False
 
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str] | None = None,
-        file_state: FileState | None = None,
-    ) -> None:
-        super().__init__(workspace, file_state)
-        self.definition = (
-            ToolDefinition("write", "Write content to a file, creating directories as needed.")
-            .param("path", "string", "The file path to write to", True)
-            .param("content", "string", "The content to write to the file", True)
-        )
+    definition = (
+        ToolDefinition("write", "Write content to a file, creating directories as needed.")
+        .param("path", "string", "The file path to write to", True)
+        .param("content", "string", "The content to write to the file", True)
+    )
 
     def _checked(self, args: Any) -> tuple[str, str, Path]:
         """The argument and read-before-edit checks ``preview`` and ``call`` share."""
