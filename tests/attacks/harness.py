@@ -315,6 +315,12 @@ class World:
             link = self.ws / rel
             link.parent.mkdir(parents=True, exist_ok=True)
             os.link(target, link)
+        for name, lines in setup.get("sessions", {}).items():
+            # session files, oldest first: each one's mtime a second after the previous
+            path = self.ws / ".claw" / "sessions" / name
+            _write(path, "".join(line + "\n" for line in lines))
+            stamp = 1_700_000_000 + len(list(path.parent.iterdir()))
+            os.utime(path, (stamp, stamp))
         if setup.get("project_config") is not None:
             _write(self.ws / ".claw" / "config.toml", setup["project_config"])
         user = [f'model = "{setup.get("model", "attacker-model")}"']
@@ -432,7 +438,7 @@ class World:
                 problems.append(f"{text!r} reached the model")
         for text in expect.get("transcript_lacks", []):
             if text in self.transcript:
-                problems.append(f"the front end showed {text!r} raw")
+                problems.append(f"the front end showed {text!r}")
         if self.frontend == "chat":
             for text in expect.get("transcript_contains_chat", []):
                 if text not in self.transcript:
@@ -531,6 +537,7 @@ def drive_chat(world: World) -> None:
         **world.env(),
     }
     argv = ["-m", "clawnb", "chat", "--workspace", str(world.ws), "--no-color"]
+    argv += world.attack.data.get("chat_args", [])
     if world.attack.data.get("mode"):
         argv += ["--mode", world.attack.data["mode"]]
     child = pexpect.spawn(
