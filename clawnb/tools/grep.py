@@ -206,12 +206,14 @@ _REGEX_SYNTAX = re.compile(r"[.^$*+?{}\[\]\\|()]")
 # Regexes built only from these pieces select the same lines in ripgrep's own engine as in
 # Python's (ASCII classes, no lookaround, no backreferences, no inline flags, no nested or
 # set-operation classes): plain characters, escaped punctuation, the \d \w \s \b classes and
-# their negations, . ^ $ | ( (?: ) * + ? and {m} {m,} {m,n}, and simple [...] classes.
+# their negations, . | ( (?: ) * + ? and {m} {m,} {m,n}, and simple [...] classes; ^ and $
+# only where the whole pattern starts and ends (elsewhere, as in ``$^``, the engines differ on
+# empty lines).
 _PORTABLE_REGEX = re.compile(
     r"""(?:
         [^\\\[\](){}.^$*+?|]          # a plain character
       | \\[dDwWsSbB.^$*+?{}()\[\]|\\-]  # an escape every engine reads alike
-      | [.^$|*+?]
+      | [.|*+?]
       | \(\?:  | \((?!\?)  | \)         # groups, but no (?flags), lookaround or names
       | \{\d+(?:,\d*)?\}
       | \[\^?(?:[^\\\[\]&~-]|\\[dDwWsS.\\\]\[-]|(?<=[^\[^])-(?=[^\]]))+\]
@@ -224,7 +226,10 @@ def _rg_engine(pattern: str) -> tuple[str, ...]:
     """ripgrep's flags for ``pattern``: its own engine when the answer cannot differ (a plain
     string, or an ASCII regex of portable pieces — most searches, and several times faster),
     else PCRE2, whose semantics are grep -P's and close to Python's."""
-    if pattern.isascii() and _PORTABLE_REGEX.fullmatch(pattern):
+    core = pattern.removeprefix("^")
+    if core.endswith("$") and not core.endswith("\\$"):
+        core = core[:-1]
+    if pattern.isascii() and _PORTABLE_REGEX.fullmatch(core):
         if not _REGEX_SYNTAX.search(pattern):
             return ("--fixed-strings",)
         return ()

