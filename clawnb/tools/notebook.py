@@ -879,6 +879,8 @@ class NotebookEditTool(FileTool):
             newline=not text or text.endswith("\n"),
             ascii_only=bool(text) and text.isascii(),
         )
+        if "\r\n" in text[:4096]:  # a notebook saved with Windows line ends keeps them
+            data = data.replace(b"\n", b"\r\n")
         if not target.parent.exists():
             raise ToolError(f"failed to write '{shown}': its directory does not exist")
         try:

@@ -379,6 +379,20 @@ async def test_edit_keeps_huge_outputs_and_images_of_other_cells_byte_for_byte(t
     validates(path)
 
 
+async def test_crlf_and_ascii_escaped_notebooks_keep_their_layout(tools, tmp_path):
+    read, edit = tools
+    nb = make_nb([md("Café ☕", "m"), code("x = 1", "c")])
+    text = json.dumps(nb, indent=1, ensure_ascii=True) + "\n"
+    path = tmp_path / "win.ipynb"
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    await read.call({"path": "win.ipynb"})
+    await edit.call({"path": "win.ipynb", "cell_id": "c", "source": "x = 2"})
+    data = path.read_bytes()
+    assert data.count(b"\r\n") == data.count(b"\n")  # every line end is still CRLF
+    assert b"Caf\\u00e9 \\u2615" in data  # escapes kept as the file had them
+    validates(path)
+
+
 async def test_insert_after_and_before_with_new_ids(tools, analysis):
     read, edit = tools
     await read.call({"path": "analysis.ipynb"})
