@@ -1,8 +1,10 @@
-"""Harness overhead of the agent loop.
+"""Harness overhead of the agent loop — a guard, not a goal.
 
 10,000 MockProvider turns, each calling one no-op tool, run (a) through ``SimpleAgent.chat``
 and (b) through the barest possible hand-written loop (``await provider.chat()``, call the
-tool, append the messages). Prints the per-turn times and, last, the ratio a/b (goal <= 1.5).
+tool, append the messages). Prints microseconds per turn for both. There is no ratio to meet:
+the loop is written for the reader (it is the book's loop), and a real model turn takes
+hundreds of milliseconds; this script only shows when a change makes it measurably slower.
 
     python benchmarks/bench_loop.py [--turns N] [--repeat R]
 """
@@ -72,7 +74,7 @@ def main() -> None:
     print(f"turns per run:            {args.turns}")
     print(f"bare loop   (median):     {bm * 1e6 / args.turns:8.2f} us/turn")
     print(f"SimpleAgent (median):     {hm * 1e6 / args.turns:8.2f} us/turn")
-    print(f"harness/bare ratio: {hm / bm:.2f}x (goal <= 1.5x)")
+    print(f"overhead per turn:        {(hm - bm) * 1e6 / args.turns:8.2f} us")
 
 
 if __name__ == "__main__":
