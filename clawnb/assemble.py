@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -275,14 +275,18 @@ class AgentSession:
         instructions travel in the user message instead."""
         from .planning import DEFAULT_PLAN_PROMPT
 
-        self.history.append(Message.User(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}"))
+        self.history.append(
+            Message.User(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}", label=f"/plan {prompt}")
+        )
         return await self._planner().plan(self.history, self._tap(on_event))
 
     async def execute_plan(
         self, on_event: EventCallback | None = None, *, feedback: str | None = None
     ) -> str:
         """Carry out the plan with every tool (after the person approved it)."""
-        self.history.append(Message.User(feedback or APPROVED_PLAN))
+        self.history.append(
+            Message.User(feedback or APPROVED_PLAN, label=None if feedback else "/plan approved")
+        )
         return await self._planner().execute(self.history, self._tap(on_event))
 
     async def compact(self) -> bool:
@@ -304,9 +308,9 @@ class AgentSession:
         return self.store
 
     def list_sessions(self) -> list[SessionInfo]:
-        from .planning import plan_title  # a /plan request is titled by its task
-
-        return [replace(i, title=plan_title(i.prompt)[:60]) for i in self._sessions().list()]
+        """Saved sessions, oldest first; a ``/plan`` session is titled by its task (the
+        planning request carries that label)."""
+        return self._sessions().list()
 
     def resume(self, session_id: str = "latest") -> int:
         """Continue a saved session (by id, id prefix, path or ``"latest"``); returns how many

@@ -41,7 +41,6 @@ __all__ = [
     "PlanReview",
     "PlanVerdict",
     "exit_plan_definition",
-    "plan_title",
     "read_only_tool_names",
 ]
 
@@ -54,16 +53,6 @@ DEFAULT_PLAN_PROMPT = (
 DEFAULT_READ_ONLY: frozenset[str] = frozenset({"bash", "read", "ask_user"})
 EXIT_PLAN = "exit_plan"
 PLAN_SUBMITTED = "Plan submitted for review."
-
-
-def plan_title(prompt: str) -> str:
-    """How a first prompt reads in a list of sessions: a planning request (the instructions,
-    then ``Task: …``) shows as ``/plan <task>``; whitespace runs become one space."""
-    prompt = " ".join(prompt.split())
-    instructions = " ".join(DEFAULT_PLAN_PROMPT.split())
-    if not prompt.startswith(instructions):
-        return prompt
-    return "/plan " + prompt[len(instructions) :].strip().removeprefix("Task:").strip()
 
 
 @dataclass(frozen=True)

@@ -638,9 +638,7 @@ class SessionStore:
                     messages = messages + recovered
             except SessionError:
                 continue
-            title = next(
-                (m.content for m in messages if isinstance(m, Message.User)), "(no prompt)"
-            )
+            title = next((m.shown for m in messages if isinstance(m, Message.User)), "(no prompt)")
             title = " ".join(title.split())
             updated = datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(
                 timespec="seconds"

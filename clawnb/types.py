@@ -206,7 +206,8 @@ class Message:
             if role == "system":
                 return System(_as_str(data["content"]))
             if role == "user":
-                return User(_as_str(data["content"]))
+                label = data.get("label")
+                return User(_as_str(data["content"]), None if label is None else _as_str(label))
             if role == "assistant":
                 return Assistant(AssistantTurn.from_dict(data["turn"]))
             if role == "tool":
@@ -233,11 +234,24 @@ class System(Message):
 
 @dataclass(slots=True)
 class User(Message):
+    """A user message. ``label`` is how front ends show it when the content is not the
+    person's own words (a planning request: ``/plan <task>`` instead of the instructions the
+    agent adds); the model always gets ``content``."""
+
     content: str
+    label: str | None = None
     role: ClassVar[str] = "user"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"role": "user", "content": self.content}
+        data = {"role": "user", "content": self.content}
+        if self.label is not None:
+            data["label"] = self.label
+        return data
+
+    @property
+    def shown(self) -> str:
+        """What a person sees for this message: its label, else its content."""
+        return self.label if self.label is not None else self.content
 
 
 @dataclass(slots=True)

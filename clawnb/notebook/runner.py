@@ -342,10 +342,11 @@ class NotebookSession:
         prompts = 0
         for msg in self.messages:
             match msg:
-                case Message.User(content=content):
+                case Message.User(content=content, label=label):
                     prompts += 1
                     # the notebook context attached to a prompt is long: show the task
                     task = content.rsplit("Task: ", 1)[-1] if "Task: " in content else content
+                    task = label or task  # a plan request: "/plan <task>"
                     lines.append(f"[{prompts}] you: {_short(task.strip(), limit)}")
                 case Message.Assistant(turn=turn):
                     text = (turn.text or "").strip()

@@ -220,3 +220,27 @@ async def test_always_ask_tools_ask_in_bypass_for_subagents_too(tmp_path):
         await session.send("go")
     assert asked == ["c1", "l2"]  # the child's call was asked about; "always" settles l3
     assert tool.runs == 2
+
+
+async def test_plan_requests_are_tagged_on_the_message_not_recognised_by_text(tmp_path):
+    from clawnb.planning import DEFAULT_PLAN_PROMPT
+
+    model = _script(
+        tmp_path / "s.jsonl",
+        [{"text": "Plan: add a README"}, {"text": "I only pasted the text."}],
+    )
+    session = build_agent(Config(), workspace=tmp_path, model=model, session="new")
+    await session.plan("add a README")
+    planned = session.history.id
+    session.new_session()
+    # a person who pastes the planning instructions is not making a /plan request
+    await session.send(f"{DEFAULT_PLAN_PROMPT}\n\nTask: add a README")
+    titles = {info.id: info.title for info in session.list_sessions()}
+    assert titles[planned] == "/plan add a README"
+    assert titles[session.session_id].startswith("You are in PLANNING MODE")
+    reopened = build_agent(Config(), workspace=tmp_path, model=model, session=planned)
+    first = next(m for m in reopened.history if isinstance(m, Message.User))
+    assert first.label == "/plan add a README"
+    assert first.content.startswith(DEFAULT_PLAN_PROMPT)  # what the model got
+    session.close()
+    reopened.close()
