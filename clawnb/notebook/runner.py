@@ -151,6 +151,15 @@ class NotebookSession:
         except Exception:  # the cell reports the broken config when it builds the agent
             return "default"
 
+    def resolved_max_turns(self) -> int:
+        """The turn limit for a cell: ``--max-turns`` if given, else the config's (0: none)."""
+        if self.max_turns:
+            return self.max_turns
+        try:
+            return int(self.config().max_turns or 0)
+        except Exception:  # the cell reports the broken config when it builds the agent
+            return 0
+
     def get_provider(self, replay: str | None = None) -> Any:
         """The session's provider, rebuilt only when model, endpoint or replay file change (so a
         scripted model continues its script across cells)."""
@@ -538,19 +547,19 @@ async def run_claw(
             if usage is not None:
                 session.input_tokens += usage.input_tokens
                 session.output_tokens += usage.output_tokens
-            if session.agent is not None:
-                view.transcript.cost = _cost_part(session.agent.cost)
+            tracker = getattr(session.agent, "cost", None)  # not every Session prices turns
+            if tracker is not None:
+                view.transcript.cost = _cost_part(tracker)
 
     try:
+        # From here on only the clawnb.session_api.Session protocol is used (configure,
+        # handlers, send), so any agent that follows it can be driven by this cell.
         agent = session.agent_session(options)
-        agent.configure(
-            mode=session.resolved_mode(),
-            max_turns=session.max_turns or agent.config.max_turns or 0,
-        )
+        agent.configure(mode=session.resolved_mode(), max_turns=session.resolved_max_turns())
         label = f"cell {_cell_number(shell, session.cells)}"
         with (
             agent.handlers(approve=approver, ask=NotebookInputHandler(view, approver)),
-            agent.checkpoints.turn(label),
+            session.checkpoints.turn(label),
             _proposals(session, view, approver, shell, raise_on_interrupt),
         ):
             await agent.send(prompt, on_event, review=PlanReviewer(view, approver))
