@@ -284,9 +284,7 @@ class AgentSession:
         self, on_event: EventCallback | None = None, *, feedback: str | None = None
     ) -> str:
         """Carry out the plan with every tool (after the person approved it)."""
-        self.history.append(
-            Message.User(feedback or APPROVED_PLAN, label=None if feedback else "/plan approved")
-        )
+        self.history.append(Message.User(feedback or APPROVED_PLAN))
         return await self._planner().execute(self.history, self._tap(on_event))
 
     async def compact(self) -> bool:
