@@ -327,15 +327,28 @@ class ConfigOverlay(_Strict):
 # widens power or routes secrets (an endpoint that would receive the key, hooks that run
 # commands, allow rules, permissive modes, MCP servers, other files fed into the prompt, a
 # session directory outside the project) needs the user's trust first.
-_UNTRUSTED_IGNORED = (
-    "base_url",
-    "hooks",
-    "mcp_servers",
-    "allowed_directory",
-    "instruction_files",
-    "sessions_dir",
+# What an untrusted project file may set: an allow-list, so a key added later (a new way to
+# widen power) is ignored until someone decides it only restricts. Everything else — an
+# endpoint that would receive the key, hooks that run commands, MCP servers, other files fed
+# into the prompt, a session directory elsewhere, a wider directory — needs the user's trust.
+_UNTRUSTED_KEPT = frozenset(
+    {
+        "model",
+        "instructions",
+        "pricing",
+        "preserve_recent",
+        "generation",
+        "max_turns",
+        "max_context_tokens",
+        "protected_patterns",
+        "blocked_commands",
+        "permissions",
+        "sandbox",
+    }
 )
 _STRICT_MODES = ("default", "plan")
+# The [sandbox] values no looser than the defaults.
+_STRICT_SANDBOX = {"mode": ("auto", "required"), "network": ("off",), "auto_allow": (False,)}
 
 
 def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOverlay, list[str]]:
@@ -343,16 +356,33 @@ def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOver
 
     Kept: deny and ask rules, ``mode = "default"|"plan"``, limits not above ``base``'s
     (``max_turns``, ``max_context_tokens``), extra protected patterns and blocked commands
-    (added to ``base``'s, never replacing them), and harmless keys (``model``,
-    ``instructions``, ``pricing``, ``[model]`` options, ``preserve_recent``). Ignored:
-    ``base_url``, hooks, MCP servers, allow rules, ``mode = "accept_edits"|"bypass"``,
-    ``allowed_directory``, ``instruction_files``, ``sessions_dir``, higher limits.
+    (added to ``base``'s, never replacing them), a stricter ``[sandbox]`` (``mode =
+    "required"``, ``network = "off"``, ``auto_allow = false``), and harmless keys (``model``,
+    ``instructions``, ``pricing``, ``[model]`` options, ``preserve_recent``). Ignored: every
+    other key — ``base_url``, hooks, MCP servers, ``allowed_directory``, ``instruction_files``,
+    ``sessions_dir`` — and allow rules, ``mode = "accept_edits"|"bypass"``, a looser sandbox,
+    higher limits and a ``scripted:``/``replay:`` model (a file in the repository speaking as
+    the model).
     """
-    fields = set(overlay.model_fields_set)
+    fields = overlay.model_fields_set
     data: dict[str, Any] = {}
-    ignored: list[str] = [name for name in _UNTRUSTED_IGNORED if name in fields]
-    for name in fields - set(_UNTRUSTED_IGNORED):
+    ignored: list[str] = [
+        name
+        for name in type(overlay).model_fields
+        if name in fields and name not in _UNTRUSTED_KEPT
+    ]
+    for name in type(overlay).model_fields:
+        if name not in fields or name not in _UNTRUSTED_KEPT:
+            continue
         value = getattr(overlay, name)
+        if (
+            name == "model"
+            and isinstance(value, str)
+            and value.startswith(("scripted:", "replay:"))
+        ):
+            # a script in the repository would speak as the model the user chose
+            ignored.append(f"model = {value!r}")
+            continue
         if name in ("max_turns", "max_context_tokens"):
             if value is not None and value > getattr(base, name):
                 ignored.append(name)
@@ -360,6 +390,17 @@ def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOver
         elif name in ("protected_patterns", "blocked_commands"):
             current = list(getattr(base, name))
             value = current + [v for v in (value or []) if v not in current]
+        elif name == "sandbox" and value is not None:
+            strict: dict[str, Any] = {}
+            for key in value.model_fields_set:
+                setting = getattr(value, key)
+                if setting in _STRICT_SANDBOX.get(key, ()):
+                    strict[key] = setting
+                else:
+                    ignored.append(f"sandbox.{key} = {setting!r}")
+            if not strict:
+                continue
+            value = type(value).model_validate(strict)
         elif name == "permissions" and value is not None:
             kept: dict[str, Any] = {}
             for key in value.model_fields_set:
@@ -370,7 +411,7 @@ def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOver
                     if value.mode in _STRICT_MODES:
                         kept["mode"] = value.mode
                     else:
-                        ignored.append(f"permissions.mode = {value.mode.value!r}")
+                        ignored.append(f"permissions.mode = {str(value.mode)!r}")
                 else:
                     kept[key] = getattr(value, key)
             if not kept:

@@ -181,3 +181,24 @@ def test_trust_command_line(tmp_path):
     listed = subprocess.run([*run, "--list"], env=env, capture_output=True, text=True, timeout=30)
     assert os.path.realpath(proj) in listed.stdout
     assert _load(tmp_path).permissions.mode == "bypass"
+
+
+def test_an_untrusted_project_cannot_swap_the_model_for_a_script(tmp_path):
+    _project(tmp_path, 'model = "scripted:evil.jsonl"\n')
+    config = _load(tmp_path)
+    assert config.model == Config().model
+    assert "model = 'scripted:evil.jsonl'" in config.trust_notice
+
+
+def test_an_untrusted_project_may_tighten_the_sandbox_but_never_loosen_it(tmp_path):
+    _project(tmp_path, '[sandbox]\nmode = "off"\nnetwork = "on"\nauto_allow = true\n')
+    config = _load(tmp_path)
+    assert (config.sandbox.mode, config.sandbox.network, config.sandbox.auto_allow) == (
+        "auto",
+        "off",
+        False,
+    )
+    for key in ("sandbox.mode = 'off'", "sandbox.network = 'on'", "sandbox.auto_allow = True"):
+        assert key in config.trust_notice
+    _project(tmp_path, '[sandbox]\nmode = "required"\n')
+    assert _load(tmp_path).sandbox.mode == "required"
