@@ -225,7 +225,7 @@ async def test_always_ask_tools_ask_in_bypass_for_subagents_too(tmp_path):
 async def test_plan_requests_are_tagged_on_the_message_not_recognised_by_text(tmp_path):
     from clawnb.planning import DEFAULT_PLAN_PROMPT
 
-    model = _script(
+    model = scripted_model(
         tmp_path / "s.jsonl",
         [{"text": "Plan: add a README"}, {"text": "I only pasted the text."}],
     )
