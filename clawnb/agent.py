@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .errors import MaxTurnsExceeded
+from .errors import ContextOverflowError, MaxTurnsExceeded
 from .events import AgentEvent, EventCallback, StreamEvent, emit
 from .executor import Gate, ResultLimit, ToolExecutor, ToolsInterrupted, tool_summary
 from .types import (
@@ -138,7 +138,7 @@ class _Loop:
             turns += 1
             if self.max_turns is not None and turns > self.max_turns:
                 raise MaxTurnsExceeded(self.max_turns)
-            turn = await self._ask(messages, phase.tools.active_definitions(), on_event)
+            turn = await self._ask_fitting(messages, phase.tools.active_definitions(), on_event)
             await emit(on_event, AgentEvent.TurnEnd(turn))
             if not turn.tool_calls:
                 messages.append(Assistant(turn))
@@ -168,6 +168,23 @@ class _Loop:
     ) -> AssistantTurn:
         """One model turn."""
         return await self.provider.chat(messages, definitions)
+
+    async def _ask_fitting(
+        self, messages: list[Message], definitions: list[Any], on_event: EventCallback | None
+    ) -> AssistantTurn:
+        """:meth:`_ask`; if the server says the conversation no longer fits its context
+        window, the context manager makes it fit (a summary, or the oldest turns dropped),
+        the front end is told, and the request goes out once more."""
+        try:
+            return await self._ask(messages, definitions, on_event)
+        except ContextOverflowError as exc:
+            if self.context is None:
+                raise
+            note = await self.context.recover(self.provider, messages, exc)
+            if note is None:
+                raise  # only the current request is left, and it alone is too long
+            await emit(on_event, AgentEvent.ContextRecovered(note))
+            return await self._ask(messages, definitions, on_event)
 
     async def _after_turn(self, turn: AssistantTurn, messages: list[Message]) -> None:
         if self.context is None:

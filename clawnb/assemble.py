@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from .checkpoints import Checkpoints
 from .config import Config, ConfigLoader
 from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
+from .errors import ContextOverflowError
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
 from .executor import Gate
 from .permissions import PermissionMode
@@ -223,7 +224,14 @@ class AgentSession:
             return await self.run_plan(prompt, on_event, review=review)
         with self.checkpoints.turn(_label(prompt)):
             self.history.append(Message.User(prompt))
-            return await self.agent.chat(self.history, self._tap(on_event))
+            try:
+                return await self.agent.chat(self.history, self._tap(on_event))
+            except ContextOverflowError:
+                # Too long even after recovery: a prompt nobody answered must not stay to
+                # fail every later turn the same way.
+                if self.history and self.history[-1] == Message.User(prompt):
+                    self.history.pop()
+                raise
 
     async def run_plan(
         self,
@@ -288,8 +296,9 @@ class AgentSession:
         return await self._planner().execute(self.history, self._tap(on_event))
 
     async def compact(self) -> bool:
-        """Compact now, whatever the token count (``/compact``)."""
-        return await self.context.compact(self.provider, self.history)
+        """Compact now, whatever the token count (``/compact``): also a history shorter than
+        ``preserve_recent`` is summarised; False only when there is nothing to summarise."""
+        return await self.context.compact_now(self.provider, self.history)
 
     def undo(self) -> str:
         """Put back the files the last turn (subagents included) changed; says what it did."""

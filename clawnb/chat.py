@@ -576,8 +576,14 @@ class ChatApp:
 
 def _error_hint(exc: Exception) -> str | None:
     """What the person can do about a provider error the chat shows."""
-    from .errors import AuthenticationError, BadRequestError
+    from .errors import AuthenticationError, BadRequestError, ContextOverflowError
 
+    if isinstance(exc, ContextOverflowError):
+        return (
+            "(that message is too long for the model's context window even after compacting "
+            "the conversation, so it was not kept: shorten it, or give the server a larger "
+            "context)"
+        )
     if isinstance(exc, AuthenticationError):
         return (
             "(the server refused the API key: set CLAWNB_API_KEY, or OPENROUTER_API_KEY "

@@ -123,6 +123,13 @@ class AgentEvent:
         turn: AssistantTurn
 
     @dataclass(frozen=True)
+    class ContextRecovered:
+        """The server refused the conversation as longer than its context window; the context
+        manager made it fit (``note`` says how) and the request is being sent again."""
+
+        note: str
+
+    @dataclass(frozen=True)
     class Nested:
         """An event of a nested loop (a subagent) working for the tool call ``parent_id``.
         ``depth`` is 1 for a subagent's own events. Front ends that do not know it may
@@ -151,6 +158,7 @@ AnyAgentEvent: TypeAlias = (
     | AgentEvent.ToolRunning
     | AgentEvent.ToolResult
     | AgentEvent.TurnEnd
+    | AgentEvent.ContextRecovered
 )
 
 StreamEventCallback: TypeAlias = Callable[[AnyStreamEvent], Awaitable[None] | None]

@@ -130,4 +130,8 @@ class TerminalRenderer:
             case AgentEvent.Error(message=message):
                 self.end_text()
                 self.out.write(self._style(f"{self._indent}error: {message}", "31") + "\n")
+            case AgentEvent.ContextRecovered(note=note):
+                self.end_text()
+                line = f"{self._indent}(the conversation was too long for the model's context: {note}; asking again)"
+                self.out.write(self._style(line, "2") + "\n")
         self.out.flush()

@@ -49,6 +49,13 @@ _CELL = re.compile(r"^%%claw(?:[ \t]+(.*))?$")
 @argument("--replay", metavar="FILE", help="replay model turns from FILE instead of a model")
 @argument("--quiet", action="store_true", help="show only the final answer")
 @argument(
+    "--server", help="local server kind: auto, llama.cpp, llama-cpp-python, ollama, vllm, ..."
+)
+@argument("--max-output-tokens", dest="max_output_tokens", type=int, help="cap on each reply")
+@argument("--temperature", type=float, help="sampling temperature")
+@argument("--tool-choice", dest="tool_choice", help="auto, none, required, or a tool name")
+@argument("--extra-body", dest="extra_body", help="extra request fields, a JSON object")
+@argument(
     "--ui",
     choices=("auto", "widget", "text"),
     default="auto",
@@ -83,6 +90,23 @@ def parse_options(line: str) -> CellOptions | None:
     if ns.cwd is not None and not os.path.isdir(os.path.expanduser(ns.cwd)):
         # kept for later cells: a typo would leave every tool working in a missing folder
         raise UsageError(f"--cwd {ns.cwd}: no such directory")
+    generation = {
+        name: getattr(ns, name)
+        for name in ("server", "max_output_tokens", "temperature", "tool_choice", "extra_body")
+        if getattr(ns, name) is not None
+    }
+    for name, value in generation.items():
+        # IPython splits magic lines without removing quotes: '{"top_k": 20}' keeps its own
+        if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] in "'\"":
+            generation[name] = value[1:-1]
+    if generation:
+        from ..config import options_overlay
+        from ..errors import ConfigError
+
+        try:  # checked now, so a typo is a usage error, not a failed turn
+            options_overlay(**generation, source="%%claw")
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
     return CellOptions(
         model=ns.model,
         base_url=ns.base_url,
@@ -95,6 +119,7 @@ def parse_options(line: str) -> CellOptions | None:
         replay=ns.replay,
         quiet=ns.quiet,
         ui=ns.ui,
+        generation=generation,
     )
 
 

@@ -333,6 +333,10 @@ class Transcript:
                     self.output_tokens += turn.usage.output_tokens
             case AgentEvent.Error(message=message):
                 return self.note(f"error: {message}")
+            case AgentEvent.ContextRecovered(note=note):
+                return self.note(
+                    f"the conversation was too long for the model's context: {note}; asking again"
+                )
         return None
 
     def _apply_nested(self, event: Any) -> Block | None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..assemble import AgentSession
 from ..checkpoints import Checkpoints
+from ..errors import ContextOverflowError
 from ..events import AgentEvent
 from ..session import SessionError, SessionLog, SessionStore
 from ..types import Message, ToolCall, ToolResult
@@ -104,6 +105,7 @@ class NotebookSession:
     messages: list[Message] = field(default_factory=list)
     model: str | None = None
     base_url: str | None = None
+    generation: dict[str, Any] = field(default_factory=dict)  # %%claw generation options
     mode: str | None = None
     cwd: str = field(default_factory=os.getcwd)
     max_turns: int | None = None
@@ -124,11 +126,13 @@ class NotebookSession:
     # -- configuration -------------------------------------------------------------------------
 
     def config(self) -> Any:
-        from ..config import ConfigLoader
+        from ..config import ConfigLoader, options_overlay
 
         config = ConfigLoader.load(project_dir=self.cwd)
         if self.base_url:
             config = config.model_copy(update={"base_url": self.base_url})
+        if self.generation:
+            config = config.merge(options_overlay(**self.generation, source="%%claw"))
         return config
 
     def resolved_model(self) -> tuple[str, str]:
@@ -166,7 +170,7 @@ class NotebookSession:
         from ..assemble import make_provider
 
         model, base_url = self.resolved_model()
-        key = (model, base_url, replay)
+        key = (model, base_url, replay, json.dumps(self.generation, sort_keys=True))
         if self.provider is not None and self.provider_key == key:
             return self.provider
         if replay:
@@ -385,6 +389,12 @@ class NotebookSession:
         lines = [f"model = {model}", f"base_url = {base_url}", f"mode = {self._mode_line()}"]
         lines.append(f"workspace = {self.cwd}")
         lines.append(f"max_turns = {self.max_turns}")
+        try:
+            options = self.config().generation_for(model)
+            shown = options.model_dump(exclude_none=True)
+            lines.append("model options = " + (json.dumps(shown) if shown else "(defaults)"))
+        except Exception:  # a broken config file is reported when a cell builds the agent
+            pass
         from ..secrets import read_dotenv
 
         # the provider also takes keys from the notebook folder's .env: say where one is set
@@ -457,6 +467,15 @@ def make_view(shell: Any, *, quiet: bool = False, ui: str = "auto") -> Any:
     and nbval ignores display updates: §4.6)."""
     if ui == "text":
         return TextView(quiet=quiet)
+    headless = _kernel(shell) is not None and not _stdin_allowed(shell)
+    if ui == "widget" and headless:
+        # nbclient/papermill store every widget's state in the saved notebook's metadata,
+        # and nobody would see the widgets anyway
+        print(
+            "(--ui widget: no interactive frontend in this headless run, so plain lines; "
+            "the saved notebook keeps no widget state)"
+        )
+        return TextView(quiet=quiet)
     if ui == "widget" or (_kernel(shell) is not None and _stdin_allowed(shell)):
         try:
             return WidgetView(quiet=quiet)
@@ -483,6 +502,9 @@ class CellOptions:
     replay: str | None = None
     quiet: bool = False
     ui: str = "auto"
+    # --server/--max-output-tokens/--temperature/--tool-choice/--extra-body, as
+    # clawnb.config.options_overlay takes them (kept for later cells, like --base-url)
+    generation: dict[str, Any] = field(default_factory=dict)
 
 
 async def run_claw(
@@ -510,6 +532,7 @@ async def run_claw(
         session.model = options.model
     if options.base_url is not None:
         session.base_url = options.base_url
+    session.generation.update(options.generation)
     if options.mode is not None:
         session.mode = options.mode
     if options.cwd is not None:
@@ -535,7 +558,7 @@ async def run_claw(
     session.cells += 1
     heartbeat = asyncio.ensure_future(_heartbeat())
     interrupted = False
-    failed = False
+    failed = too_long = False
     messages = session.messages
     view.start()
 
@@ -570,6 +593,7 @@ async def run_claw(
             view.note(INTERRUPTED_LINE)
     except Exception as exc:
         failed = True
+        too_long = isinstance(exc, ContextOverflowError)
         if not any(
             b.kind == "note" and b.text.startswith("error:") for b in view.transcript.blocks
         ):
@@ -582,6 +606,11 @@ async def run_claw(
     if interrupted and raise_on_interrupt:
         raise ClawInterrupted(INTERRUPTED_LINE)
     if failed and raise_on_interrupt:
+        if too_long:
+            raise ClawFailed(
+                "this prompt is too long for the model's context window even after compacting "
+                "the conversation; it was not kept, so the next cell works"
+            )
         raise ClawFailed("the agent stopped on the error shown above; the history is kept")
     return None
 

@@ -80,3 +80,41 @@ def test_cost_tracker_counts_unreported_turns_apart():
     tracker.reset()
     tracker.record(TokenUsage(0, 0))  # the book: a reported zero is a zero
     assert tracker.summary() == "tokens: 0 in + 0 out | cost: $0.0000"
+
+
+def test_chat_recovers_from_context_overflow_and_the_next_turns_work(tmp_path):
+    long = "Please remember this paragraph. " * 50  # ~1,600 characters, ~400 tokens
+    replies = [
+        Reply("First answer."),
+        Reply("The user shared two long paragraphs."),  # the summary compaction asks for
+        Reply("Second answer, after compacting."),
+        Reply("Summary again."),  # the too-long message's recovery attempt
+        Reply("Short answer."),
+    ]
+    with FakeServer("llama.cpp", replies) as server:
+        child = _chat(tmp_path, server.url)
+        child.sendline("first: " + long)
+        child.expect("First answer.")
+        child.expect("you> ")
+        # from now on the window holds the system prompt, one long message and a bit more
+        server.window_after_system = 700
+        child.sendline("second: " + long)
+        child.expect("too long for the model's context")
+        child.expect("Second answer, after compacting.")
+        child.expect("you> ")
+        # a message that cannot fit even alone: one clear error, and it is not kept
+        child.sendline("third: " + "word " * 4000)
+        child.expect("you> ")
+        refused = child.before
+        child.sendline("fourth: short")
+        child.expect("Short answer.")
+        child.expect("you> ")
+        child.sendline("/compact")
+        child.expect("you> ")
+        compacted = child.before
+        _bye(child)
+    assert "context" in refused and "not kept" in refused
+    assert "nothing to compact" not in compacted
+    last = server.requests[-2]["messages"]  # the turn before /compact's summary request
+    assert last[-1] == {"role": "user", "content": "fourth: short"}
+    assert not any("third: " in str(m.get("content")) for m in last)  # no poisoned history
