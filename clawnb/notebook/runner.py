@@ -18,6 +18,7 @@ ipykernel 7.4: an interrupt during a 100 s wait was not seen at all). A task tha
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import traceback
 from dataclasses import dataclass, field

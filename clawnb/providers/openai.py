@@ -467,9 +467,6 @@ class OpenAICompatProvider:
         self.__key = _secret(api_key if api_key is not None else env_key(self.api_base))
         self._client = client
         self._transport = transport
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
-            weakref.WeakKeyDictionary()
-        )
         self.timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
         self.max_retries = max(0, max_retries)
         self.retry_backoff = retry_backoff
@@ -584,21 +581,13 @@ class OpenAICompatProvider:
         if self._client is not None:
             yield self._client
             return
-        # One client per event loop, kept between requests: its open connection saves a TCP
-        # (and TLS) handshake and a client's construction on every turn — about a millisecond
-        # of each time-to-first-token on a local server (benchmarks/bench_provider_overhead.py).
-        # A client never crosses event loops (notebook cells, course checks, asyncio.run), and
-        # is closed when its loop shuts down (see _close_with_loop).
-        loop = asyncio.get_running_loop()
-        entry = self._clients.get(loop)
-        if entry is None or entry[0].is_closed:
-            client = httpx.AsyncClient(
+        if self._transport is not None:  # a test's transport: a client of its own per call
+            async with httpx.AsyncClient(
                 transport=self._transport, timeout=self.timeout, verify=_ssl_context()
-            )
-            keeper = _close_with_loop(client)
-            await anext(keeper)
-            entry = self._clients[loop] = (client, keeper)
-        yield entry[0]
+            ) as client:
+                yield client
+            return
+        yield await _shared_client()
 
     def _http_error(self, response: httpx.Response, raw: bytes) -> ProviderHTTPError:
         message, code = _error_details(raw)
@@ -871,6 +860,27 @@ class OpenAICompatProvider:
             f"{where} did not answer with server-sent events "
             f"(content-type {content_type or 'missing'}): {preview or 'empty body'}"
         )
+
+
+# One HTTP client per event loop, shared by every provider on it and kept between requests: its
+# open connection saves a TCP (and TLS) handshake and a client's construction on every turn —
+# about a millisecond of each time-to-first-token on a local server
+# (benchmarks/bench_provider_overhead.py). Each request passes its provider's timeout and
+# headers. A client never crosses event loops (notebook cells, course checks, asyncio.run);
+# it belongs to the loop, not to a provider, so a provider dropped mid-loop leaves no socket
+# behind, and it is closed when its loop shuts down (_close_with_loop).
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+async def _shared_client() -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    entry = _CLIENTS.get(loop)
+    if entry is None or entry[0].is_closed:
+        client = httpx.AsyncClient(verify=_ssl_context())
+        keeper = _close_with_loop(client)
+        await anext(keeper)
+        entry = _CLIENTS[loop] = (client, keeper)
+    return entry[0]
 
 
 async def _close_with_loop(client: httpx.AsyncClient) -> AsyncIterator[None]:
