@@ -15,21 +15,34 @@ invariant holds whatever the server's ``finish_reason`` said — also on cancell
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .errors import ContextOverflowError, MaxTurnsExceeded
-from .events import AgentEvent, EventCallback, StreamEvent, emit
+from .events import (
+    AgentEvent,
+    AnyStreamEvent,
+    EventCallback,
+    StreamEvent,
+    StreamEventCallback,
+    emit,
+)
 from .executor import Gate, ResultLimit, ToolExecutor, ToolsInterrupted, tool_summary
 from .types import (
+    AnyProvider,
     Assistant,
     AssistantTurn,
     Message,
     Provider,
     StreamProvider,
     Tool,
+    ToolDefinition,
     ToolResult,
     ToolSet,
+    complete,
 )
+
+if TYPE_CHECKING:  # context.py is loaded only by those who compact
+    from .context import ContextManager
 
 __all__ = [
     "AgentEvent",
@@ -94,13 +107,13 @@ class _Loop:
 
     def __init__(
         self,
-        provider: Any,
+        provider: AnyProvider,
         *,
         tools: Iterable[Tool] = (),
         gate: Gate | None = None,
         max_turns: int | None = None,
         system_prompt: str | None = None,
-        context: Any = None,
+        context: ContextManager | None = None,
         result_limit: ResultLimit | None = None,
         max_concurrency: int = 10,
     ) -> None:
@@ -113,7 +126,7 @@ class _Loop:
         self.result_limit = result_limit
         self.max_concurrency = max_concurrency
 
-    def tool(self, tool: Tool) -> Any:
+    def tool(self, tool: Tool) -> Self:
         """Register a tool (builder style; a duplicate name replaces the earlier tool)."""
         self.tools.push(tool)
         return self
@@ -164,13 +177,19 @@ class _Loop:
             messages.insert(0, Message.System(self.system_prompt))
 
     async def _ask(
-        self, messages: list[Message], definitions: list[Any], on_event: EventCallback | None
+        self,
+        messages: list[Message],
+        definitions: list[ToolDefinition],
+        on_event: EventCallback | None,
     ) -> AssistantTurn:
         """One model turn."""
-        return await self.provider.chat(messages, definitions)
+        return await complete(self.provider, messages, definitions)
 
     async def _ask_fitting(
-        self, messages: list[Message], definitions: list[Any], on_event: EventCallback | None
+        self,
+        messages: list[Message],
+        definitions: list[ToolDefinition],
+        on_event: EventCallback | None,
     ) -> AssistantTurn:
         """:meth:`_ask`; if the server says the conversation no longer fits its context
         window, the context manager makes it fit (a summary, or the oldest turns dropped),
@@ -227,7 +246,7 @@ class StreamingAgent(_Loop):
     """The loop over a :class:`~clawnb.types.StreamProvider`: text deltas reach ``on_event``
     while the model is still generating."""
 
-    def __init__(self, provider: StreamProvider, **options: Any) -> None:
+    def __init__(self, provider: AnyProvider, **options: Any) -> None:
         super().__init__(provider, **options)
 
     async def run(self, prompt: str, on_event: EventCallback | None = None) -> str:
@@ -248,21 +267,24 @@ class StreamingAgent(_Loop):
             raise
 
     async def _ask(
-        self, messages: list[Message], definitions: list[Any], on_event: EventCallback | None
+        self,
+        messages: list[Message],
+        definitions: list[ToolDefinition],
+        on_event: EventCallback | None,
     ) -> AssistantTurn:
         """One model turn, streamed: text deltas reach ``on_event`` as they arrive."""
-        if not hasattr(self.provider, "stream_chat"):  # a plain Provider works too
+        if not isinstance(self.provider, StreamProvider):  # a plain Provider works too
             return await self.provider.chat(messages, definitions)
         return await self.provider.stream_chat(messages, definitions, stream_forwarder(on_event))
 
 
-def stream_forwarder(on_event: EventCallback | None) -> EventCallback | None:
+def stream_forwarder(on_event: EventCallback | None) -> StreamEventCallback | None:
     """A ``StreamEvent`` callback that passes text and reasoning on to ``on_event`` as
     ``AgentEvent`` s (``None`` when nobody listens, so providers skip the calls)."""
     if on_event is None:
         return None
 
-    async def forward(event: Any) -> None:
+    async def forward(event: AnyStreamEvent) -> None:
         match event:
             case StreamEvent.TextDelta(text=text):
                 await emit(on_event, AgentEvent.TextDelta(text))

@@ -39,10 +39,10 @@ from .types import (
     AnyProvider,
     AssistantTurn,
     Message,
-    Provider,
     StopReason,
     TokenUsage,
     ToolDefinition,
+    complete,
 )
 
 __all__ = [
@@ -205,7 +205,7 @@ class ContextManager:
             return False
         request: list[Message] = [Message.User(SUMMARY_REQUEST + transcript(middle))]
         source = self.summarizer if self.summarizer is not None else provider
-        turn = await _ask(source, request)
+        turn = await complete(source, request, [])
         if turn.usage is not None and self.on_usage is not None:
             self.on_usage(turn.usage)
         summary = turn.text if turn.text else FALLBACK_SUMMARY
@@ -291,12 +291,6 @@ def _current_request(messages: list[Message]) -> int:
         if isinstance(messages[i], Message.User):
             return len(messages) - i
     return 0
-
-
-async def _ask(provider: AnyProvider, request: list[Message]) -> AssistantTurn:
-    if isinstance(provider, Provider):
-        return await provider.chat(request, [])
-    return await provider.stream_chat(request, [], None)
 
 
 class ExtractiveSummarizer:

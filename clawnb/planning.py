@@ -29,7 +29,7 @@ from typing import Any, Literal
 from .agent import Phase, StreamingAgent
 from .events import EventCallback
 from .executor import Gate, Refusal
-from .types import Message, Tool, ToolCall, ToolDefinition, ToolSet
+from .types import AnyProvider, Message, Tool, ToolCall, ToolDefinition, ToolSet
 
 __all__ = [
     "DEFAULT_PLAN_PROMPT",
@@ -163,7 +163,7 @@ class _PlanningGate(Gate):
 class PlanAgent(StreamingAgent):
     """A streaming agent with a read-only planning phase and an executing phase."""
 
-    def __init__(self, provider: Any, **options: Any) -> None:
+    def __init__(self, provider: AnyProvider, **options: Any) -> None:
         super().__init__(provider, **options)
         self._read_only: set[str] = set(DEFAULT_READ_ONLY)
         self._plan_prompt = DEFAULT_PLAN_PROMPT

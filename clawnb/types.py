@@ -37,6 +37,7 @@ __all__ = [
     "ToolDefinition",
     "ToolSet",
     "compact_json",
+    "complete",
 ]
 
 
@@ -423,3 +424,13 @@ class StreamProvider(Protocol):
 
 AnyProvider: TypeAlias = Provider | StreamProvider
 """What a loop, a compaction or a subagent accepts as its model: either protocol."""
+
+
+async def complete(
+    provider: AnyProvider, messages: list[Message], tools: list[ToolDefinition]
+) -> AssistantTurn:
+    """One whole turn from either kind of provider, nobody listening: ``chat`` when it has
+    one, else ``stream_chat`` without a callback."""
+    if isinstance(provider, Provider):
+        return await provider.chat(messages, tools)
+    return await provider.stream_chat(messages, tools, None)
