@@ -25,6 +25,7 @@ from typing import Any
 from ..events import Approval, ApprovalRequest
 from ..planning import PlanVerdict
 from .render import ANSWERING, PENDING, RUNNING, WAITING, Card, WidgetView
+from .secrets import scrub
 
 __all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "PlanReviewer", "env_policy"]
 
@@ -143,7 +144,8 @@ class Approver:
     async def _ask_stdin(self, request: ApprovalRequest, card: Card | None) -> str:
         if card is not None:
             self.view.set_status(card, WAITING)
-        summary = request.summary.strip() or request.call.name
+        # escaped and redacted as on a card: what is approved is what runs
+        summary = scrub(request.summary.strip() or request.call.name)
         reason = f" ({request.reason})" if request.reason else ""
         question = f"Allow {summary}{reason}? [y]es / [n]o / [a]lways: "
         try:

@@ -1153,6 +1153,9 @@ def _card_body_html(card: Card) -> str:
     code = code_argument(arguments)
     if code is not None:
         text = html.escape(scrub(code[0].rstrip("\n")))
+        count = code[0].rstrip("\n").count("\n") + 1
+        if count > 1:  # the whole command is below (it scrolls); say how much there is
+            parts.append(f"<div class='clawnb-muted'>{count} lines</div>")
         parts.append(f"<pre class='clawnb-code'>{_one_line(text)}</pre>")
         arguments = code[1]
     change = card.preview
