@@ -127,6 +127,11 @@ class Approver:
         if answer == "approve":
             self._mark(card, "approved")
             return Approval.allow_once()
+        instead = card.deny_reason.strip() if card is not None else ""
+        if instead:
+            # "No, and tell it what to do instead": the model reads the person's words
+            self._mark(card, f"denied by the user: {instead}")
+            return Approval.deny(f"{DENIED_BY_USER}, saying: {instead}")
         self._mark(card, "denied by the user")
         return Approval.deny(DENIED_BY_USER)
 

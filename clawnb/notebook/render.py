@@ -192,6 +192,8 @@ class Card:
     preview: Any = None
     # only "Approve" or "Deny" make sense (a change to the agent's own configuration)
     once_only: bool = False
+    # what the person typed next to Deny: sent to the model with the denial
+    deny_reason: str = ""
     parent: str = ""  # the call a subagent made this one for ("" for the agent's own calls)
 
     @property
@@ -689,7 +691,24 @@ class WidgetView(_View):
         self.body = widgets.VBox([])
         # the cell's stylesheet (theme variables); a <style> in an HTML widget applies as is
         self.style = widgets.HTML(value=STYLE, layout=widgets.Layout(display="none"))
-        self.root = widgets.VBox([self.style, self.body, self.footer])
+        # the live status line: what the agent does, for how long, tokens so far, and Stop
+        # (JupyterLab's own status bar may say "Idle" while an async cell runs)
+        self.stop = widgets.Button(
+            description="■ Stop",
+            tooltip="stop this turn, like the kernel's interrupt (the conversation is kept)",
+            layout=widgets.Layout(width="auto"),
+        )
+        self.stop.add_class("clawnb-stop")
+        self.stop.on_click(lambda _b: self._stop_clicked())
+        self.on_stop: Callable[[], None] | None = None
+        self.status_bar = widgets.HBox(
+            [self.footer, self.stop],
+            layout=widgets.Layout(flex_flow="row wrap", align_items="center"),
+        )
+        self.status_bar.add_class("clawnb-statusline")
+        self._started = time.monotonic()
+        self._spin = 0
+        self.root = widgets.VBox([self.style, self.body, self.status_bar])
         self.root.add_class("clawnb-cell")
         # ARCHITECTURE §4.5: the frontend bumps _view_count when it renders a view.
         self.root._view_count = 0
@@ -719,7 +738,34 @@ class WidgetView(_View):
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> None:
+        self._started = time.monotonic()
         self._display(self.root)
+        self.throttle.poke()
+
+    def _stop_clicked(self) -> None:
+        if self.on_stop is not None and not self.stop.disabled:
+            self.stop.disabled = True
+            self.stop.description = "stopping…"
+            self.on_stop()
+
+    def activity(self) -> str:
+        """What the agent is doing now, in a few words, for the status line."""
+        for block in reversed(self.transcript.blocks):
+            card = block.card
+            if card is None:
+                continue
+            if card.status == WAITING:
+                return "waiting for approval"
+            if card.status == ANSWERING:
+                return "waiting for your answer"
+            if card.status == RUNNING:
+                return f"running {card.name}"
+        return "thinking"
+
+    def status_line(self) -> str:
+        elapsed = time.monotonic() - self._started
+        spin = "◐◓◑◒"[self._spin % 4]
+        return f"{spin} {self.activity()} {elapsed:.0f}s · {self.transcript.footer()}"
 
     def finish(self) -> None:
         """Flush, then replace the live widgets by a static rendering."""
@@ -891,11 +937,12 @@ class WidgetView(_View):
                     self.updates += 1
         footer = (
             "<div class='clawnb-muted' style='font-size:small'>"
-            f"{html.escape(self.transcript.footer())}</div>"
+            f"{html.escape(self.status_line())}</div>"
         )
         if self.footer.value != footer:
             self.footer.value = footer
             self.updates += 1
+        running = True  # the status line's clock ticks while the cell runs
         if running and self._tick is None and not self._closed:
             try:
                 loop = asyncio.get_running_loop()
@@ -918,6 +965,7 @@ class WidgetView(_View):
 
     def _on_tick(self) -> None:
         self._tick = None
+        self._spin += 1
         self.throttle.poke()
 
     def _markdown(self, block: Block) -> str:
@@ -975,7 +1023,21 @@ class WidgetView(_View):
 
             button.on_click(on_click)
             buttons.append(button)
-        bar = w.HBox(buttons, layout=w.Layout(flex_flow="row wrap", width="100%"))
+        # "No, and tell it what to do instead": Enter in the box denies with those words
+        instead = w.Text(
+            placeholder="or deny and tell it what to do instead",
+            layout=w.Layout(width="auto", flex="1 1 16em"),
+        )
+        instead.add_class("clawnb-instead")
+
+        def on_instead(_t: Any) -> None:
+            if not answer.done() and instead.value.strip():
+                answer.set_result("deny")
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # see choose()
+            instead.on_submit(on_instead)
+        bar = w.HBox([*buttons, instead], layout=w.Layout(flex_flow="row wrap", width="100%"))
         bar.add_class("clawnb-approval")
         bar.add_class("clawnb-bar")
         self._buttons[card.id] = bar
@@ -986,9 +1048,14 @@ class WidgetView(_View):
         self.throttle.flush_now()
         self.attention("approval")
         try:
-            return await answer
+            choice = await answer
+            if choice == "deny":
+                card.deny_reason = instead.value
+            return choice
         finally:
             self.attention("")
+            instead.disabled = True
+            instead.close()
             for button in buttons:
                 button.disabled = True
             if block is not None and block.widget is not None and not self._closed:

@@ -586,7 +586,22 @@ async def run_claw(
             session.checkpoints.turn(label),
             _proposals(session, view, approver, shell, raise_on_interrupt),
         ):
-            await agent.send(prompt, on_event, review=PlanReviewer(view, approver))
+            # the turn runs as a task of its own, so the status line's Stop can cancel it
+            # exactly as the kernel's interrupt cancels the cell (same clean-up below)
+            turn = asyncio.ensure_future(
+                agent.send(prompt, on_event, review=PlanReviewer(view, approver))
+            )
+            if hasattr(view, "on_stop"):
+                view.on_stop = turn.cancel
+            try:
+                await turn
+            except asyncio.CancelledError:
+                if not turn.done():
+                    # the kernel interrupted the cell: the turn must finish its own clean-up
+                    # (kill processes, fill results) before the history is checked below
+                    turn.cancel()
+                    await asyncio.wait([turn])
+                raise
     except (asyncio.CancelledError, KeyboardInterrupt):
         interrupted = True
         if not raise_on_interrupt:

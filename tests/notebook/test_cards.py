@@ -15,7 +15,7 @@ from clawnb.notebook.render import STYLE, Card, TextView, _card_html
 from clawnb.tools import EditTool, FileState, ReadTool, WriteTool
 from clawnb.types import ToolCall
 
-from .test_widgets import click, make_view, shown_html
+from .test_widgets import buttons, click, make_view, shown_html
 
 
 def _rendered():
@@ -101,9 +101,9 @@ async def test_the_button_bar_wraps_and_names_the_tool() -> None:
     task = asyncio.ensure_future(view.ask_approval(view.card("b1")))
     await _until(lambda: "b1" in view._buttons, "the approval buttons")
     bar = view._buttons["b1"]
-    assert [b.description for b in bar.children] == ["Approve", "Deny", "Always allow bash"]
+    assert list(buttons(view, "b1")) == ["Approve", "Deny", "Always allow bash"]
     assert bar.layout.flex_flow == "row wrap"
-    assert all(b.layout.width == "auto" for b in bar.children)
+    assert all(b.layout.width == "auto" for b in buttons(view, "b1").values())
     assert "clawnb-bar" in bar._dom_classes
     task.cancel()
 
@@ -114,7 +114,7 @@ async def test_a_control_file_card_offers_no_always_allow() -> None:
     view.card("w1").once_only = True
     task = asyncio.ensure_future(view.ask_approval(view.card("w1")))
     await _until(lambda: "w1" in view._buttons, "the approval buttons")
-    assert [b.description for b in view._buttons["w1"].children] == ["Approve", "Deny"]
+    assert list(buttons(view, "w1")) == ["Approve", "Deny"]
     task.cancel()
 
 
@@ -222,3 +222,65 @@ def test_streamed_text_is_the_markdown_the_saved_rendering_keeps() -> None:
     view.finish()
     static = sink.shown[-1]["text/markdown"]
     assert "## Plan\n\n1. read **notes**\n```python\nx = 1\n```\nDone." in static
+
+
+async def test_deny_with_words_tells_the_model_what_to_do_instead() -> None:
+    from clawnb.events import ApprovalRequest
+
+    view, _ = _rendered()
+    approver = Approver(view, how="widget")
+    call = ToolCall("b1", "bash", {"command": "rm -rf build"})
+    view(AgentEvent.ToolCall("bash", "    [bash: rm -rf build]", "b1", call.arguments))
+    task = asyncio.ensure_future(approver(ApprovalRequest(call, "bash: rm -rf build")))
+    await _until(lambda: "b1" in view._buttons, "the approval buttons")
+    (instead,) = [c for c in view._buttons["b1"].children if type(c).__name__ == "Text"]
+    instead.value = "use make clean instead"
+    click(buttons(view, "b1")["Deny"])
+    answer = await asyncio.wait_for(task, 2)
+    assert not answer.allowed
+    assert answer.reason.endswith("saying: use make clean instead")
+    assert "denied by the user: use make clean instead" in view.card("b1").label()
+
+
+async def test_the_status_line_says_what_happens_and_stop_ends_the_turn(tmp_path, monkeypatch):
+    from clawnb.notebook.runner import CellOptions, ClawInterrupted, NotebookSession, run_claw
+    from tests.conftest import write_script
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    call = {"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}
+    write_script(tmp_path / "s.jsonl", [{"text": "Sleeping.", "tool_calls": [call]}])
+
+    class Shell:
+        user_ns: dict = {}
+        execution_count = 1
+
+    shell = Shell()
+    shell._clawnb_session = NotebookSession(shell=None, cwd=str(tmp_path))
+    view, sink = _rendered()
+    options = CellOptions(model="scripted:s.jsonl", approve="allow")
+    clicked: list[float] = []
+
+    async def press_stop() -> None:
+        await _until(lambda: "running bash" in view.footer.value, "the status line")
+        assert "0 turns" not in view.footer.value
+        assert view.stop.description == "■ Stop"
+        clicked.append(asyncio.get_running_loop().time())
+        click(view.stop)
+
+    presser = asyncio.ensure_future(press_stop())
+    # awaited here, not in a task: ClawInterrupted is a KeyboardInterrupt, which a task would
+    # hand to the event loop (as IPython's own cell task does: "Run All" stops)
+    try:
+        async with asyncio.timeout(10):
+            await run_claw(shell, options, "sleep", view=view)
+    except ClawInterrupted:
+        pass
+    else:
+        raise AssertionError("Stop did not interrupt the cell")
+    await presser
+    assert asyncio.get_running_loop().time() - clicked[0] < 5  # the 30 s command was killed
+    static = sink.shown[-1]["text/markdown"]
+    assert "interrupted" in static
+    messages = shell._clawnb_session.messages
+    assert messages[-1].content.startswith("error: interrupted")  # the history stays valid

@@ -61,7 +61,7 @@ def shown_html(widget: Any) -> str:
 
 def buttons(view: WidgetView, call_id: str) -> dict[str, Any]:
     bar = view._buttons[call_id]
-    return {b.description: b for b in bar.children}
+    return {b.description: b for b in bar.children if type(b).__name__ == "Button"}
 
 
 async def ask(view: WidgetView, call: ToolCall, approver: Approver) -> asyncio.Task:
