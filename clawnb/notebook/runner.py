@@ -144,7 +144,10 @@ class NotebookSession:
             config = self.config()
             default_model, default_url = config.model, config.base_url
         except Exception:  # a broken config file must not hide which model would be used
-            default_model, default_url = "openrouter/free", "https://openrouter.ai/api/v1"
+            from ..config import Config
+
+            defaults = Config()  # the one set of defaults
+            default_model, default_url = defaults.model, defaults.base_url
         return self.model or default_model, self.base_url or default_url
 
     def resolved_mode(self) -> str:
