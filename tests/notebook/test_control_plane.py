@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clawnb.types import AssistantTurn
 from tests.conftest import write_script
 
 
@@ -97,3 +98,18 @@ def test_claw_mode_project_goes_back_to_the_configured_mode(shell, tmp_path: Pat
     shell.run_line_magic("claw", "mode project")
     out = capsys.readouterr().out
     assert out.splitlines()[-1] == "mode: plan"
+
+
+def test_a_subagents_call_gets_its_own_card_marked_as_nested() -> None:
+    from clawnb.events import AgentEvent
+    from clawnb.notebook.render import WidgetView
+
+    view = WidgetView()
+    view(AgentEvent.ToolCall("subagent", "    [subagent]", "s1", {"task": "t"}))
+    inner = AgentEvent.ToolCall("write", "    [write: a.txt]", "c1", {"path": "a.txt"})
+    view(AgentEvent.Nested("s1", inner))
+    view(AgentEvent.Nested("s1", AgentEvent.TurnEnd(AssistantTurn("x"))))  # not drawn
+    card = view.card("c1")  # the approver finds it, so its approval gets buttons
+    assert card is not None and card.parent == "s1"
+    assert view.card("s1").parent == ""
+    assert "↳ subagent:" in view.transcript.to_markdown()
