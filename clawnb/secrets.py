@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import fnmatch
+import functools
 import os
 import re
 import threading
@@ -66,16 +67,21 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 # Names that match the pattern above but carry nothing secret and that tools rely on.
 _HARMLESS_NAMES = frozenset({"KEYTIMEOUT"})
 
-_KEY_SHAPES = re.compile(
-    r"""
-    \bsk-(?:or-v1-|proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{16,}   # OpenAI / OpenRouter / Anthropic
-    | \b(?:Bearer|bearer)\s+[A-Za-z0-9_\-\.=:/+]{12,}           # an Authorization header value
-    | \bAIza[0-9A-Za-z_\-]{30,}                                 # Google API keys
-    | \bgh[pousr]_[A-Za-z0-9]{30,}                              # GitHub tokens
-    | \bxox[abprs]-[A-Za-z0-9\-]{10,}                           # Slack tokens
-    """,
-    re.VERBOSE,
+# Strings shaped like provider keys, each with literals one of which its match contains: the regex
+# (slow: a word boundary tried at every position) only runs when the literal is there.
+_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
+    # OpenAI / OpenRouter / Anthropic
+    (("sk-",), r"\bsk-(?:or-v1-|proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{16,}"),
+    # an Authorization header value
+    (("Bearer", "bearer"), r"\b(?:Bearer|bearer)\s+[A-Za-z0-9_\-\.=:/+]{12,}"),
+    # Google API keys
+    (("AIza",), r"\bAIza[0-9A-Za-z_\-]{30,}"),
+    # GitHub tokens
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
+    # Slack tokens
+    (("xox",), r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
 )
+_KEY_SHAPES = [(literals, re.compile(pattern)) for literals, pattern in _SHAPES]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,6 +89,7 @@ _KEY_SHAPES = re.compile(
 # ---------------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Does an environment variable's *name* say it holds a secret?"""
     return name in KEY_ENV_VARS or (
@@ -241,10 +248,12 @@ class Redactor:
         self._registered: set[str] = {v for v in values if v and len(v) >= MIN_SECRET_LEN}
         self._environ = environ
         self._dotenv_dirs: set[str] = set()
+        self._env_len = -1
+        self._env_names: list[str] = []
         self._dotenv_cache: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
         self._lock = threading.Lock()
         self._cache_key: frozenset[str] | None = None
-        self._pattern: re.Pattern[str] | None = None
+        self._pattern: tuple[re.Pattern[str], list[str]] | None = None
 
     def register(self, value: str | None) -> None:
         """Remember one more secret value (shorter than 8 characters: ignored)."""
@@ -286,10 +295,17 @@ class Redactor:
     def known_values(self) -> frozenset[str]:
         values = set(self._registered) | self._dotenv_values()
         if self._environ:
-            values |= _secret_values(os.environ)
+            # Which names look secret is recomputed only when the number of variables changes
+            # (iterating os.environ decodes every entry: ~2 µs each, on every redaction); the
+            # values are read fresh each time, so a changed key is caught at once.
+            if len(os.environ) != self._env_len:
+                self._env_names = [k for k in os.environ if is_secret_name(k)]
+                self._env_len = len(os.environ)
+            present = {k: os.environ.get(k, "") for k in (*self._env_names, *KEY_ENV_VARS)}
+            values |= _secret_values(present)
         return frozenset(values)
 
-    def _compiled(self) -> re.Pattern[str] | None:
+    def _compiled(self) -> tuple[re.Pattern[str], list[str]] | None:
         values = self.known_values()
         with self._lock:
             if values != self._cache_key:
@@ -298,7 +314,8 @@ class Redactor:
                     forms |= _encoded_forms(value)
                 # longest first, so a key that contains another is replaced whole
                 ordered = sorted(forms, key=len, reverse=True)
-                self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+                pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+                self._pattern = (pattern, ordered) if pattern is not None else None
                 self._cache_key = values
             return self._pattern
 
@@ -306,10 +323,16 @@ class Redactor:
         """``text`` with every known secret and key-shaped string replaced by ``***``."""
         if not text or not isinstance(text, str):
             return text
-        pattern = self._compiled()
-        if pattern is not None:
-            text = pattern.sub(REDACTION, text)
-        return _KEY_SHAPES.sub(_shape_replacement, text)
+        compiled = self._compiled()
+        if compiled is not None:
+            pattern, forms = compiled
+            # str.__contains__ is a fast C search; most texts hold no secret at all
+            if any(form in text for form in forms):
+                text = pattern.sub(REDACTION, text)
+        for literals, shape in _KEY_SHAPES:
+            if any(literal in text for literal in literals):
+                text = shape.sub(_shape_replacement, text)
+        return text
 
     redact = __call__
 
