@@ -225,13 +225,28 @@ class PlanReviewer:
     def __init__(self, view: Any, approver: Approver) -> None:
         self.view = view
         self.approver = approver
+        self.executed = False  # the person (or the policy) chose Execute in this cell
 
     async def __call__(self, plan: str) -> PlanVerdict:
+        verdict = await self._review(plan)
+        self.executed = self.executed or verdict.action == "execute"
+        return verdict
+
+    async def _review(self, plan: str) -> PlanVerdict:
         view = self.view
         how, why = await self.approver.channel()
         if how == "widget" and isinstance(view, WidgetView):
-            choice = await view.choose("Plan ready — execute it?", ["Execute", "Revise"])
-        elif how == "stdin":
+            # the plan framed, Execute / Revise / Cancel, Enter in the box revises
+            action, feedback = await view.review_plan(plan)
+            if action == "execute":
+                view.note("plan approved: executing it")
+                return PlanVerdict.execute()
+            if action == "cancel":
+                view.note("plan cancelled: nothing was run")
+                return PlanVerdict.stop()
+            view.note(f"revise the plan: {feedback}")
+            return PlanVerdict.revise(feedback)
+        if how == "stdin":
             prompt = "Execute the plan? [y]es / [r]evise / [n]o: "
             reply = (await self.approver.ask_line(prompt)).strip().lower()
             choice = (
@@ -245,16 +260,13 @@ class PlanReviewer:
             choice = "Execute" if how == "allow" else "Stop"
             view.note(f"plan {'executed' if how == 'allow' else 'not executed'} ({why})")
         if choice == "Execute":
-            if how in ("widget", "stdin"):
+            if how == "stdin":
                 view.note("plan approved: executing it")
             return PlanVerdict.execute()
         if choice == "Stop":
             if how == "stdin":
                 view.note("plan not executed")
             return PlanVerdict.stop()
-        if how == "widget" and isinstance(view, WidgetView):
-            feedback = await view.choose("What should change in the plan?", [])
-        else:
-            feedback = await self.approver.ask_line("What should change? ")
+        feedback = await self.approver.ask_line("What should change? ")
         view.note(f"revise the plan: {feedback}")
         return PlanVerdict.revise(feedback)

@@ -1127,6 +1127,81 @@ class WidgetView(_View):
             for c in (*controls, *parts):
                 c.close()
 
+    async def review_plan(self, plan: str) -> tuple[str, str]:
+        """The plan in a framed box with **Execute** / **Revise** / **Cancel** and a box for
+        what should change (Enter sends Revise). Returns ``(choice, feedback)`` with choice
+        ``execute``, ``revise`` or ``cancel``. The plan's streamed text is folded into the box
+        while it waits (not shown twice) and comes back after."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[str] = loop.create_future()
+        w = self._w
+        shown = w.Output()
+        markdown = scrub(answer_markdown(plan)) or "(the model submitted an empty plan)"
+        shown.outputs = (
+            {
+                "output_type": "display_data",
+                "data": {"text/markdown": markdown, "text/plain": markdown},
+                "metadata": {},
+            },
+        )
+        feedback = w.Text(
+            placeholder="what should change? (Enter revises the plan)",
+            layout=w.Layout(width="auto", flex="1 1 16em"),
+        )
+        controls: list[Any] = []
+        for label, value, tip in (
+            ("Execute", "execute", "carry the plan out; the mode returns to what it was"),
+            ("Revise", "revise", "plan again, with what you wrote in the box"),
+            ("Cancel", "cancel", "keep the plan, run nothing"),
+        ):
+            button = w.Button(description=label, tooltip=tip, layout=w.Layout(width="auto"))
+            button.add_class(f"clawnb-plan-{value}")
+
+            def on_click(_b: Any, value: str = value) -> None:
+                if value == "revise" and not feedback.value.strip():
+                    feedback.placeholder = "say what should change, then Revise (or Enter)"
+                    return
+                if not answer.done():
+                    answer.set_result(value)
+
+            button.on_click(on_click)
+            controls.append(button)
+
+        def on_enter(_t: Any) -> None:
+            if feedback.value.strip() and not answer.done():
+                answer.set_result("revise")
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # see choose()
+            feedback.on_submit(on_enter)
+        bar = w.HBox([*controls, feedback], layout=w.Layout(flex_flow="row wrap", width="100%"))
+        bar.add_class("clawnb-bar")
+        title = w.HTML(value="<b>Plan ready</b> — execute it, revise it, or cancel?")
+        box = w.VBox([title, shown, bar])
+        box.add_class("clawnb-card")
+        box.add_class("clawnb-s-waiting")
+        box.add_class("clawnb-plan")
+        hidden = [
+            b.widget
+            for b in self.transcript.blocks
+            if b.kind == "text" and b.widget is not None and b.text.strip() == plan.strip()
+        ]
+        for widget in hidden:
+            widget.layout.display = "none"
+        self.body.children = (*self.body.children, box)
+        self.attention("plan")
+        try:
+            choice = await answer
+            return choice, feedback.value.strip()
+        finally:
+            self.attention("")
+            if not self._closed:
+                for widget in hidden:
+                    widget.layout.display = None
+                self.body.children = tuple(c for c in self.body.children if c is not box)
+            for c in (*controls, feedback, bar, title, shown, box):
+                c.close()
+
     def _answering_block(self) -> Block | None:
         for block in reversed(self.transcript.blocks):
             card = block.card

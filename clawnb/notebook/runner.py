@@ -537,6 +537,7 @@ async def run_claw(
     if options.base_url is not None:
         session.base_url = options.base_url
     session.generation.update(options.generation)
+    mode_before = session.mode
     if options.mode is not None:
         session.mode = options.mode
     if options.cwd is not None:
@@ -591,13 +592,16 @@ async def run_claw(
         ):
             # the turn runs as a task of its own, so the status line's Stop can cancel it
             # exactly as the kernel's interrupt cancels the cell (same clean-up below)
-            turn = asyncio.ensure_future(
-                agent.send(prompt, on_event, review=PlanReviewer(view, approver))
-            )
+            reviewer = PlanReviewer(view, approver)
+            turn = asyncio.ensure_future(agent.send(prompt, on_event, review=reviewer))
             if hasattr(view, "on_stop"):
                 view.on_stop = turn.cancel
             try:
                 await turn
+                if reviewer.executed and session.mode == "plan":
+                    # the plan was carried out: later cells work as before planning (a plan
+                    # mode set by the project's configuration stays, it is not ours to end)
+                    session.mode = mode_before if mode_before != "plan" else None
             except asyncio.CancelledError:
                 if not turn.done():
                     # the kernel interrupted the cell: the turn must finish its own clean-up

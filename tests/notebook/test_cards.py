@@ -284,3 +284,34 @@ async def test_the_status_line_says_what_happens_and_stop_ends_the_turn(tmp_path
     assert "interrupted" in static
     messages = shell._clawnb_session.messages
     assert messages[-1].content.startswith("error: interrupted")  # the history stays valid
+
+
+def _submit(text) -> None:
+    """Enter in an ipywidgets Text, as the front end reports it."""
+    text._handle_msg(
+        {"content": {"data": {"method": "custom", "content": {"event": "submit"}}}, "buffers": []}
+    )
+
+
+async def test_the_plan_box_revises_on_enter_and_cancels() -> None:
+    view, _ = _rendered()
+    view(AgentEvent.TextDelta("1. read\n2. edit"))
+    view.throttle.flush_now()
+    streamed = view.transcript.blocks[0].widget
+    task = asyncio.ensure_future(view.review_plan("1. read\n2. edit"))
+    await _until(lambda: any("clawnb-plan" in b._dom_classes for b in view.body.children), "box")
+    box = next(b for b in view.body.children if "clawnb-plan" in b._dom_classes)
+    assert streamed.layout.display == "none"  # shown once, in the frame
+    assert view._beacon is not None and view._beacon.waiting == "plan"
+    title, shown, bar = box.children
+    assert [c.description for c in bar.children[:3]] == ["Execute", "Revise", "Cancel"]
+    text = bar.children[3]
+    text.value = "skip step 2"
+    _submit(text)
+    assert await asyncio.wait_for(task, 2) == ("revise", "skip step 2")
+    assert streamed.layout.display is None and box not in view.body.children
+    task = asyncio.ensure_future(view.review_plan("1. read"))
+    await _until(lambda: any("clawnb-plan" in b._dom_classes for b in view.body.children), "box")
+    box = next(b for b in view.body.children if "clawnb-plan" in b._dom_classes)
+    click(box.children[2].children[2])  # Cancel
+    assert await asyncio.wait_for(task, 2) == ("cancel", "")

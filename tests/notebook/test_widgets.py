@@ -299,20 +299,18 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
         for _ in range(200):
             await asyncio.sleep(0.01)
             for box in view.body.children:
-                if "clawnb-question" in box._dom_classes:
-                    controls = box.children[1].children
-                    if text is not None and controls and hasattr(controls[0], "placeholder"):
-                        controls[0].value = text
-                        click(controls[1])
-                        return
-                    for c in controls:
-                        if getattr(c, "description", "") == label:
-                            click(c)
-                            return
+                if "clawnb-plan" in box._dom_classes:
+                    title, shown, bar = box.children
+                    plan = shown.outputs[0]["data"]["text/markdown"]
+                    assert plan.startswith("Plan v")  # the plan itself, in the frame
+                    controls = {getattr(c, "description", "") or "text": c for c in bar.children}
+                    if text is not None:
+                        controls["text"].value = text
+                    click(controls[label])
+                    return
         raise AssertionError(f"no {label} button")
 
-    await press("Revise")
-    await press("Send", text="shorter please")
+    await press("Revise", text="shorter please")
     await press("Execute")
     await asyncio.wait_for(task, 5)
     md = sink.shown[-1]["text/markdown"]
@@ -322,6 +320,8 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
     assert (
         md.index("Plan v2") < md.index("*plan approved: executing it*") < md.index("Carried out.")
     )
+    # after Execute the mode is what it was before the plan cell (the project's)
+    assert shell._clawnb_session.mode is None
     users = [m.content for m in shell._clawnb_session.messages if type(m).__name__ == "User"]
     assert [u.rsplit("Task: ", 1)[-1] for u in users] == [
         "make a plan",
