@@ -271,7 +271,10 @@ class Config(_Strict):
         return base if override is None else _merge_model(base, override)
 
 
-def _lookup(table: dict[str, Any], name: str) -> Any:
+_V = TypeVar("_V")
+
+
+def _lookup(table: dict[str, _V], name: str) -> _V | None:
     """An exact key of ``table``, else the longest glob key matching ``name``, else None."""
     if name in table:
         return table[name]

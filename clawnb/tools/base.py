@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..types import ToolDefinition
 
@@ -73,8 +73,9 @@ class BaseTool:
     timeout). Definitions are shared: extend a tool's by building a new one, never in place."""
 
     definition: ToolDefinition
-    read_only: ClassVar[bool] = False
-    concurrency_safe: ClassVar[bool] = False
+    # class defaults; an instance may differ (bash in plan mode is a read-only bash)
+    read_only: bool = False
+    concurrency_safe: bool = False
 
     async def call(self, args: Any) -> str:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -333,12 +333,12 @@ def _summarise_bundle(data: dict[str, Any]) -> list[str]:
             continue
         value = data[mime]
         if not isinstance(value, str | list):
-            size = len(json.dumps(value))
+            length = len(json.dumps(value))
         elif mime.startswith("text/") or mime.endswith(("json", "+xml", "javascript")):
-            size = len(_data_text(mime, value))
+            length = len(_data_text(mime, value))
         else:  # binary, stored as base64
-            size = len(_data_text(mime, value)) * 3 // 4
-        parts.append(f"[{mime} {_size_text(size)}]")
+            length = len(_data_text(mime, value)) * 3 // 4
+        parts.append(f"[{mime} {_size_text(length)}]")
     return parts
 
 
@@ -409,8 +409,10 @@ def render_notebook(
     shown) and says where to read on, rather than being cut mid-cell by the result limit."""
     cells = nb["cells"]
     total = len(cells)
-    meta = nb.get("metadata") if isinstance(nb.get("metadata"), dict) else {}
-    spec = meta.get("kernelspec") if isinstance(meta.get("kernelspec"), dict) else {}
+    meta = nb.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    spec = meta.get("kernelspec")
+    spec = spec if isinstance(spec, dict) else {}
     kernel = spec.get("display_name") or spec.get("name")
     head = f"{shown}: nbformat 4.{_minor(nb)}, {total} cell{'s' if total != 1 else ''}"
     if kernel:
