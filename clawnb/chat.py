@@ -524,6 +524,7 @@ class ChatApp:
             return 2
         s = self.session
         self.say(f"clawnb chat — model {s.model}, mode {s.mode}, workspace {s.workspace}")
+        self.say(f"(bash: {s.sandbox_description()})")  # said once, as [sandbox] mode=auto asks
         if is_offline_model(s.model):
             self.say(
                 "(scripted model: its replies are replayed from a file; the tools run for real)"

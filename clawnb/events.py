@@ -101,10 +101,12 @@ class AgentEvent:
 
     @dataclass(frozen=True)
     class ToolRunning:
-        """The call passed every gate and is now running."""
+        """The call passed every gate and is now running. ``note`` says how, where the tool
+        knows (bash: ``"sandboxed: workspace-write, no network"`` or why not)."""
 
         id: str
         name: str
+        note: str = ""
 
     @dataclass(frozen=True)
     class ToolResult:

@@ -236,7 +236,13 @@ class ToolExecutor:
                     content, outcome = refusal.content, refusal.outcome
                 else:
                     if on_event is not None:
-                        await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
+                        note = getattr(tool, "sandbox_description", "")
+                        await emit(
+                            on_event,
+                            AgentEvent.ToolRunning(
+                                call.id, call.name, note if isinstance(note, str) else ""
+                            ),
+                        )
                     parent = current_call.get()
                     depth = parent.depth + 1 if parent is not None else 0
                     token = current_call.set(CallContext(call.id, on_event, depth))

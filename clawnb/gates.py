@@ -252,7 +252,11 @@ class GatePipeline(Gate):
                     # bound to fail (unread file, no unique match, changed on disk): the
                     # failure is the result, nobody is asked to approve it
                     return Refusal(f"error: {exc}", "error")
-            request = ApprovalRequest(call, tool_summary(call).strip(), decision.reason, details)
+            reason = decision.reason
+            sandbox = getattr(tool, "sandbox_description", None)
+            if isinstance(sandbox, str) and sandbox:
+                reason = f"{reason}; {sandbox}"  # the person decides knowing what bash can do
+            request = ApprovalRequest(call, tool_summary(call).strip(), reason, details)
             try:
                 answer = await self.approve(request)
             except (asyncio.CancelledError, KeyboardInterrupt):

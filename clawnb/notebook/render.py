@@ -308,9 +308,11 @@ class Transcript:
                 block = Block("card", card=card)
                 self.blocks.append(block)
                 return block
-            case AgentEvent.ToolRunning(id=call_id):
+            case AgentEvent.ToolRunning(id=call_id, note=note):
                 card = self.cards.get(call_id)
                 if card is not None:
+                    if note:  # how it runs (bash: "sandboxed: workspace-write, no network")
+                        card.note = f"{card.note}; {note}" if card.note else note
                     card.status = RUNNING
                     card.started = time.monotonic()
                     return self.block_of(card)

@@ -396,3 +396,33 @@ async def test_sandboxed_call_overhead_is_small(ws):
         await bash.call({"command": "true"})
     per_call = (time.perf_counter() - start) / 5
     assert per_call < 0.5  # the figure itself (≈ 10 ms) is in benchmarks/sandbox_effects.py
+
+
+async def test_the_approval_question_and_the_card_say_how_bash_runs(ws):
+    from clawnb.events import AgentEvent
+    from clawnb.executor import ToolExecutor
+    from clawnb.notebook.render import Transcript
+    from clawnb.types import ToolSet
+
+    reasons: list[str] = []
+
+    async def approve(request):
+        reasons.append(request.reason)
+        return Approval.allow_once()
+
+    events: list = []
+
+    async def on_event(event):
+        events.append(event)
+
+    executor = ToolExecutor(
+        ToolSet([sandboxed(ws)]), gate=build_gate(workspace=ws, approve=approve)
+    )
+    await executor.run_call(ToolCall("c1", "bash", {"command": "echo hi"}), on_event)
+    assert reasons and reasons[0].endswith("; sandboxed: workspace-write, no network")
+    running = [e for e in events if isinstance(e, AgentEvent.ToolRunning)]
+    assert running[0].note == "sandboxed: workspace-write, no network"
+    transcript = Transcript()
+    for event in events:
+        transcript.apply(event)
+    assert "sandboxed: workspace-write, no network" in transcript.cards["c1"].label()
