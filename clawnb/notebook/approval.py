@@ -68,7 +68,6 @@ class Approver:
         self.frontend_timeout = frontend_timeout
         self.input_fn = input_fn
         self._channel: tuple[str, str] | None = None
-        self.asked: set[str] = set()  # call ids this approver has answered
 
     async def channel(self) -> tuple[str, str]:
         """``(how, why)``: which way this cell's approvals are answered (decided once)."""
@@ -92,7 +91,6 @@ class Approver:
 
     async def __call__(self, request: ApprovalRequest) -> Approval:
         name = request.call.name
-        self.asked.add(request.call.id)
         card = self.view.card(request.call.id)
         change = request.details.get("preview") if request.details else None
         if card is not None and change is not None:
