@@ -90,8 +90,9 @@ class CellProposals:
         how, _why = await self.approver.channel()
         if how == "widget" and isinstance(self.view, WidgetView):
             card = self._card()
-            if card is not None:
-                return await self._ask_widget(card, code)
+            block = self.view.transcript.block_of(card) if card is not None else None
+            if block is not None and block.widget is not None:
+                return await self._ask_widget(card, block, code)
         if how == "stdin" and self.can_insert:
             print(fenced(code), flush=True)
             reply = await self.approver.ask_line("Insert it as a new cell below? [y/N]: ")
@@ -109,7 +110,7 @@ class CellProposals:
                 return card
         return None
 
-    async def _ask_widget(self, card: Any, code: str) -> str:
+    async def _ask_widget(self, card: Any, block: Any, code: str) -> str:
         import ipywidgets as w
 
         loop = asyncio.get_running_loop()
@@ -146,15 +147,12 @@ class CellProposals:
         controls += [copy, copied, dismiss]
         bar = w.HBox(controls)
         bar.add_class("clawnb-proposal")
-        block = self.view.transcript.block_of(card)
-        if block is not None and block.widget is not None:
-            block.widget.children = (*block.widget.children[:2], bar)
+        block.widget.children = (*block.widget.children[:2], bar)
         self.view.set_status(card, ANSWERING)
         try:
             choice = await answer
         finally:
-            if block is not None and block.widget is not None:
-                block.widget.children = tuple(block.widget.children[:2])
+            block.widget.children = tuple(block.widget.children[:2])
             for control in (*controls, bar):
                 control.close()
             if card.status == ANSWERING:
