@@ -168,14 +168,20 @@ class CellProposals:
         if payloads is None:
             raise ToolError("this front end cannot insert cells; the code is in the transcript")
         self.inserted.append(code.rstrip("\n"))
+        text = "\n\n".join(self.inserted)
+        if _every_cell_is_a_prompt(self.shell):
+            text = "%%python\n" + text  # in the clawnb kernel a plain cell is a prompt
         payloads.write_payload(
-            {
-                "source": "set_next_input",
-                "text": "\n\n".join(self.inserted),
-                "replace": False,
-            },
+            {"source": "set_next_input", "text": text, "replace": False},
             single=True,  # the front end reads one: several inserts become one new cell
         )
+
+
+def _every_cell_is_a_prompt(shell: Any) -> bool:
+    """Whether the shell is the clawnb kernel's (its transformer makes every cell a prompt)."""
+    from .kernel import prompt_transformer
+
+    return prompt_transformer in (getattr(shell, "input_transformers_cleanup", None) or ())
 
 
 def _payloads(shell: Any) -> Any:

@@ -106,6 +106,23 @@ async def test_insert_below_leaves_one_set_next_input_payload_and_never_runs(tmp
     assert len(payload) == 1 and payload[0]["text"] == f"{CODE}\n\nprint('second')"
 
 
+async def test_in_the_clawnb_kernel_the_inserted_cell_runs_as_python():
+    """In the clawnb kernel a plain cell is a prompt: the inserted cell starts with %%python."""
+    from clawnb.notebook.kernel import prompt_transformer
+
+    shell = Payloads()
+    shell.input_transformers_cleanup = [prompt_transformer]
+    view, tool, proposals = widget_setup(shell)
+    running_card(view)
+    with tool.routed(proposals):
+        task = asyncio.ensure_future(tool.call({"code": CODE}))
+        click((await wait_for_bar(view))["insert"])
+        await task
+    text = shell.payload_manager.read_payload()[0]["text"]
+    assert text == f"%%python\n{CODE}"
+    assert prompt_transformer(text.splitlines(True)) == CODE.splitlines(True)
+
+
 @pytest.mark.parametrize(("button", "expected"), [("dismiss", DISMISSED), ("copied", COPIED)])
 async def test_dismiss_and_copy_insert_nothing(button, expected):
     shell = Payloads()
