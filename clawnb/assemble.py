@@ -226,10 +226,12 @@ class AgentSession:
             self.history.append(Message.User(prompt))
             try:
                 return await self.agent.chat(self.history, self._tap(on_event))
-            except ContextOverflowError:
+            except ContextOverflowError as exc:
                 # Too long even after recovery: a prompt nobody answered must not stay to
-                # fail every later turn the same way.
-                if self.history and self.history[-1] == Message.User(prompt):
+                # fail every later turn the same way. (Tool rounds it started stay: the next
+                # turn's recovery summarises them.)
+                exc.prompt_kept = not (self.history and self.history[-1] == Message.User(prompt))
+                if not exc.prompt_kept:
                     self.history.pop()
                 raise
 

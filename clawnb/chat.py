@@ -580,6 +580,11 @@ def _error_hint(exc: Exception) -> str | None:
     from .errors import AuthenticationError, BadRequestError, ContextOverflowError
 
     if isinstance(exc, ContextOverflowError):
+        if exc.prompt_kept:
+            return (
+                "(the conversation outgrew the model's context window during this turn; the "
+                "next message compacts it first — or give the server a larger context)"
+            )
         return (
             "(that message is too long for the model's context window even after compacting "
             "the conversation, so it was not kept: shorten it, or give the server a larger "

@@ -167,9 +167,24 @@ class ContextManager:
         else:
             self.context_tokens = estimate_tokens(messages)
         self._recorded = False
+        self.fit_window(getattr(provider, "context_window", None))
         if not self.should_compact():
             return False
-        return await self.compact(provider, messages)
+        try:
+            return await self.compact(provider, messages)
+        except ContextOverflowError:
+            # the summary request itself no longer fits: drop the middle instead of failing a
+            # turn that was answered
+            return self._drop(messages, self.preserve_recent) > 0
+
+    def fit_window(self, window: int | None) -> str | None:
+        """Lower ``max_tokens`` to three quarters of a context ``window`` the server named (its
+        error, or vLLM's ``/v1/models``), leaving room for the reply and for the estimate's
+        error. Returns a note when it changed."""
+        if not isinstance(window, int) or window <= 0 or window * 3 // 4 >= self.max_tokens:
+            return None
+        self.max_tokens = max(window * 3 // 4, 1)
+        return f"context budget lowered to {self.max_tokens} tokens"
 
     def _split(self, messages: list[Message], keep: int | None = None) -> tuple[int, int]:
         """(start, end) of the middle to summarise: after the leading System messages (but
@@ -245,11 +260,9 @@ class ContextManager:
         so in their place). Returns what was done, in words, or ``None`` when nothing before
         the current request is left to cut (the request alone is too long).
         """
-        notes: list[str] = []
-        window = getattr(error, "context_window", None)
-        if isinstance(window, int) and window > 0 and window * 3 // 4 < self.max_tokens:
-            self.max_tokens = max(window * 3 // 4, 1)
-            notes.append(f"context budget lowered to {self.max_tokens} tokens")
+        window = getattr(error, "context_window", None) or getattr(provider, "context_window", None)
+        budget = self.fit_window(window)
+        notes = [budget] if budget else []
         keep = _current_request(messages)
         try:
             changed = await self.compact(provider, messages, keep=keep)

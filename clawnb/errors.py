@@ -106,6 +106,10 @@ class ContextOverflowError(BadRequestError):
     differently; :mod:`clawnb.providers.openai` recognises them). Recoverable: compact or drop
     old turns and ask again. ``context_window`` is the server's limit in tokens when it said."""
 
+    prompt_kept: bool = True
+    """Set by ``AgentSession.send``: False when the prompt that overflowed was taken back out
+    of the history (it alone did not fit), so the next one works."""
+
     def __init__(self, *args: object, context_window: int | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.context_window = context_window

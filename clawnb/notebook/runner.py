@@ -616,7 +616,7 @@ async def run_claw(
             view.note(INTERRUPTED_LINE)
     except Exception as exc:
         failed = True
-        too_long = isinstance(exc, ContextOverflowError)
+        too_long = isinstance(exc, ContextOverflowError) and not exc.prompt_kept
         if not any(
             b.kind == "note" and b.text.startswith("error:") for b in view.transcript.blocks
         ):

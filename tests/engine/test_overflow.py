@@ -105,3 +105,25 @@ async def test_compact_now_works_on_a_short_history():
         assert await context.compact_now(provider, history)
         assert not await context.compact_now(provider, history[:1])  # only the system prompt
     assert history == [SYSTEM, Message.System(SUMMARY_PREFIX + "one question, one answer")]
+
+
+async def test_after_turn_compaction_whose_summary_does_not_fit_drops_instead_of_failing():
+    history = [SYSTEM, *_exchange(1, 4000), *_exchange(2, 4000), *_exchange(3, 10)]
+    with FakeServer("llama.cpp", n_ctx=300) as server:
+        provider = OpenAICompatProvider("m", base_url=server.url)
+        context = ContextManager(100, 2)  # far over budget: compaction is due
+        assert await context.maybe_compact(provider, history)
+    assert history[1].content.startswith(SUMMARY_PREFIX + "(4 earlier messages were dropped")
+    assert history[2:] == _exchange(3, 10)
+
+
+async def test_a_window_the_server_names_in_models_sizes_the_budget_after_the_first_turn(tmp_path):
+    from clawnb.assemble import build_agent
+    from clawnb.config import Config, options_overlay
+
+    with FakeServer("vllm", [Reply("hi")]) as server:  # /v1/models: max_model_len 4096
+        config = Config(model="local-model").merge(options_overlay(base_url=server.url))
+        session = build_agent(config, workspace=tmp_path)
+        assert session.context.max_tokens == 100_000
+        await session.send("hello")
+    assert session.context.max_tokens == 3072
