@@ -39,9 +39,8 @@ def _inspect(namespace, name):
     return asyncio.run(InspectVariableTool(namespace).call({"name": name}))
 
 
-def test_inspect_variable_refuses_private_paths_and_kernel_objects():
+def test_inspect_variable_refuses_private_paths_and_kernel_objects(shell):
     import pytest
-    from IPython.core.interactiveshell import InteractiveShell
 
     from clawnb.tools.base import ToolError
 
@@ -50,7 +49,6 @@ def test_inspect_variable_refuses_private_paths_and_kernel_objects():
 
     holder = Holder()
     holder._private = "p"
-    shell = InteractiveShell.instance()
     ns = {"get_ipython": shell.get_ipython, "holder": holder, "sh": shell, "fn": shell.run_cell}
     for name in (
         "holder._private",
