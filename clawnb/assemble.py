@@ -295,7 +295,8 @@ class AgentSession:
     ) -> str:
         """Carry out the plan with every tool (after the person approved it)."""
         self.history.append(Message.User(feedback or APPROVED_PLAN))
-        return await self._planner().execute(self.history, self._tap(on_event))
+        # the main loop, not the planner: the planner holds the read-only bash variant
+        return await self.agent.chat(self.history, self._tap(on_event))
 
     async def compact(self) -> bool:
         """Compact now, whatever the token count (``/compact``): also a history shorter than

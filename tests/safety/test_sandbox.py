@@ -23,7 +23,7 @@ from clawnb.gates import build_gate
 from clawnb.hooks import HookAction, HookEvent, ShellHook
 from clawnb.sandbox import SandboxUnavailable, bwrap_path, policy_for, seatbelt_profile
 from clawnb.tools import BashTool, ToolError
-from clawnb.types import ToolCall
+from clawnb.types import Message, ToolCall
 
 if bwrap_path() is None and os.environ.get("CLAWNB_SANDBOX_TESTS") == "require":
     raise RuntimeError(
@@ -426,3 +426,44 @@ async def test_the_approval_question_and_the_card_say_how_bash_runs(ws):
     for event in events:
         transcript.apply(event)
     assert "sandboxed: workspace-write, no network" in transcript.cards["c1"].label()
+
+
+async def test_plan_mode_bash_is_read_only_while_planning_and_writes_once_approved(ws, tmp_path):
+    import json
+
+    from clawnb.assemble import build_agent
+    from clawnb.config import Config
+    from clawnb.planning import PlanVerdict
+
+    script = tmp_path / "plan.jsonl"
+    turns = [
+        {
+            "tool_calls": [
+                {"id": "p1", "name": "bash", "arguments": {"command": "ls; touch planned"}}
+            ]
+        },
+        {
+            "text": "Plan: create done.txt",
+            "tool_calls": [{"id": "p2", "name": "exit_plan", "arguments": {}}],
+        },
+        {"tool_calls": [{"id": "e1", "name": "bash", "arguments": {"command": "touch done.txt"}}]},
+        {"text": "Done."},
+    ]
+    script.write_text("".join(json.dumps(t) + "\n" for t in turns))
+
+    async def approve(request):
+        return Approval.allow_once()
+
+    async def review(plan):
+        return PlanVerdict.execute()
+
+    (ws / "existing.txt").write_text("x")
+    session = build_agent(
+        Config(), workspace=ws, model=f"scripted:{script}", approve=approve, mode="plan"
+    )
+    await session.send("make done.txt", review=review)
+    results = {m.id: m.content for m in session.history if isinstance(m, Message.ToolResult)}
+    assert "existing.txt" in results["p1"]  # it could look…
+    assert "Read-only file system" in results["p1"]  # …but not touch
+    assert not (ws / "planned").exists()
+    assert (ws / "done.txt").exists(), results["e1"]  # the approved plan runs with real bash
