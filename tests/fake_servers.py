@@ -57,7 +57,7 @@ _MODELS: dict[str, dict[str, Any]] = {
     "lmstudio": {"object": "model", "owned_by": "organization_owner"},
     "openai": {"object": "model", "owned_by": "system"},
 }
-_SERVER_HEADER = {"llama-cpp-python": "uvicorn", "vllm": "uvicorn"}
+_SERVER_HEADER = {"llama-cpp-python": "uvicorn", "vllm": "uvicorn", "llama.cpp": "llama.cpp"}
 _OVERFLOW = {
     "llama-cpp-python": "llama-cpp-python",
     "llama.cpp": "llama.cpp",

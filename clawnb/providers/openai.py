@@ -700,7 +700,7 @@ class OpenAICompatProvider:
             models = response.json() if response.status_code == 200 else None
         except ValueError:
             models = None
-        kind = detect(models)
+        kind = detect(models, response.headers.get("server"))
         if kind is not None:
             self.profile = PROFILES[kind]
             self.context_window = models_context_window(models, self.model)

@@ -10,7 +10,8 @@ Servers that all answer ``/v1/chat/completions`` still differ in ways that matte
 * **llama.cpp** (``llama-server --jinja``), **Ollama** and **LM Studio** need nothing extra in
   the request (their server-side switches are in ``docs/local-models.md``).
 
-:func:`detect` reads ``GET /v1/models`` (each server fills ``owned_by`` its own way) — done
+:func:`detect` reads ``GET /v1/models`` (each server fills ``owned_by`` its own way; llama.cpp
+also sends ``Server: llama.cpp``) — done
 once, lazily, by :class:`~clawnb.providers.openai.OpenAICompatProvider` when ``server="auto"``
 and the base URL is on this machine or the local network. ``server="<kind>"`` skips the
 guess. :func:`provider_options` turns a :class:`~clawnb.config.Config` into the provider's
@@ -76,8 +77,12 @@ def _entries(models: Any) -> list[dict[str, Any]]:
     return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
 
 
-def detect(models: Any) -> str | None:
-    """The server kind a ``GET /v1/models`` answer reveals, or ``None`` if it does not."""
+def detect(models: Any, server_header: str | None = None) -> str | None:
+    """The server kind a ``GET /v1/models`` answer (and the response's ``Server`` header)
+    reveals, or ``None`` if they do not. llama.cpp names itself in every response's header;
+    the others are told apart by the ``owned_by`` and fields of their model list."""
+    if server_header and server_header.strip().lower().startswith("llama.cpp"):
+        return "llama.cpp"
     for entry in _entries(models):
         if "max_model_len" in entry:
             return "vllm"

@@ -309,3 +309,8 @@ def test_chat_rejects_a_bad_flag_value_in_one_line(tmp_path):
     assert child.exitstatus == 2
     assert "--extra-body is not valid JSON" in child.before
     assert "Traceback" not in child.before
+
+
+def test_llama_cpp_is_known_by_its_server_header_alone():
+    assert detect({"data": [{"id": "m", "owned_by": "someone"}]}, "llama.cpp") == "llama.cpp"
+    assert detect(None, "uvicorn") is None  # llama-cpp-python and vLLM both say uvicorn
