@@ -216,7 +216,7 @@ class _Loop:
 class SimpleAgent(_Loop):
     """The book's agent over a non-streaming :class:`~clawnb.types.Provider`."""
 
-    def __init__(self, provider: Provider, **options: Any) -> None:
+    def __init__(self, provider: AnyProvider, **options: Any) -> None:
         super().__init__(provider, **options)
 
     async def run(self, prompt: str) -> str:

@@ -37,16 +37,19 @@ from .config import Config, ConfigLoader
 from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from .errors import ContextOverflowError
 from .events import AgentEvent, ApprovalCallback, EventCallback, emit
-from .executor import Gate
+from .executor import Gate, ResultLimit
 from .permissions import PermissionMode
 from .secrets import redact, watch_dotenv
 from .session import SessionInfo, SessionLog, SessionStore, write_ahead
 from .session_api import ApprovalProxy, InputProxy
-from .types import Message, Tool, ToolSet
+from .types import AnyProvider, Message, Tool, ToolCall, ToolSet
 from .usage import CostTracker
 
 if TYPE_CHECKING:
-    from .planning import PlanReview
+    from .agent import SimpleAgent, StreamingAgent
+    from .planning import PlanAgent, PlanReview
+    from .sandbox import SandboxStatus
+    from .tools.ask import InputHandler
 
 __all__ = ["AgentSession", "APPROVED_PLAN", "build_agent", "make_provider"]
 
@@ -54,7 +57,7 @@ OFFLINE_PREFIXES = ("scripted:", "replay:")
 APPROVED_PLAN = "Approved. Execute the plan."
 
 
-def make_provider(model: str, config: Config, *, require_key: bool = False) -> Any:
+def make_provider(model: str, config: Config, *, require_key: bool = False) -> AnyProvider:
     """``scripted:<file>`` / ``replay:<file>`` → a ScriptedProvider (a relative file is read
     from the current directory); else an OpenAI-compatible provider for ``model`` at
     ``config.base_url`` (key from the environment or ``.env``). ``require_key``: a remote
@@ -106,13 +109,13 @@ class AgentSession:
     (the planning phase, subagents), which is what makes the guarantees hold on side paths.
     """
 
-    agent: Any
+    agent: SimpleAgent | StreamingAgent
     history: list[Message]
     cost: CostTracker
     context: ContextManager
     gate: Gate | None
     config: Config
-    provider: Any
+    provider: AnyProvider
     workspace: Path
     system_prompt: str
     tools: ToolSet
@@ -120,16 +123,16 @@ class AgentSession:
     mode: str
     store: SessionStore | None = None
     streaming: bool = True
-    sandbox: Any = None  # clawnb.sandbox.SandboxStatus: how bash and shell hooks run
+    sandbox: SandboxStatus | None = None  # how bash and shell hooks run
     approvals: ApprovalProxy = field(default_factory=ApprovalProxy)
     questions: InputProxy = field(default_factory=InputProxy)
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
-    _plan_agent: Any = field(default=None, repr=False)
+    _plan_agent: PlanAgent | None = field(default=None, repr=False)
 
     # -- front-end wiring -----------------------------------------------------------------------
     def handlers(
-        self, *, approve: ApprovalCallback | None = None, ask: Any = None
-    ) -> contextlib.AbstractContextManager[None]:
+        self, *, approve: ApprovalCallback | None = None, ask: InputHandler | None = None
+    ) -> contextlib.ExitStack[bool | None]:
         """Route approvals to ``approve`` and ``ask_user`` questions to ``ask`` for a ``with``
         block (one notebook cell, one chat turn); the previous targets come back after it."""
         stack = contextlib.ExitStack()
@@ -167,7 +170,7 @@ class AgentSession:
             self.model = model
             self._set_provider(provider)
 
-    def _set_provider(self, provider: Any) -> None:
+    def _set_provider(self, provider: AnyProvider) -> None:
         self.provider = provider
         self.agent.provider = provider
         if self._plan_agent is not None:
@@ -259,7 +262,7 @@ class AgentSession:
                     return plan
                 task = f"Revise the plan: {verdict.feedback}"
 
-    def _planner(self) -> Any:
+    def _planner(self) -> PlanAgent:
         if self._plan_agent is None:
             from .planning import PlanAgent, read_only_tool_names
 
@@ -387,10 +390,10 @@ class _RedactSecrets:
     text too).
     """
 
-    def __init__(self, inner: Any, provider: Any = None) -> None:
+    def __init__(self, inner: ResultLimit, provider: object = None) -> None:
         self.inner = inner
 
-    def __call__(self, call: Any, content: str) -> str:
+    def __call__(self, call: ToolCall, content: str) -> str:
         return self.inner(call, redact(content))
 
 
@@ -398,7 +401,7 @@ def build_agent(
     config: Config | None = None,
     *,
     workspace: str | os.PathLike[str] | None = None,
-    provider: Any = None,
+    provider: AnyProvider | None = None,
     model: str | None = None,
     mode: str | None = None,
     approve: ApprovalCallback | None = None,

@@ -51,7 +51,9 @@ commands:
 Ctrl-C cancels the running turn."""
 
 
-def add_chat_parser(sub: Any) -> argparse.ArgumentParser:
+def add_chat_parser(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     """Register the ``chat`` subcommand on an argparse sub-parser collection."""
     p = sub.add_parser("chat", help="interactive terminal chat with the agent")
     p.add_argument("--model", help="model name, or scripted:<file> / replay:<file> (offline)")

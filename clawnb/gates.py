@@ -107,19 +107,12 @@ class GatePipeline(Gate):
         explicit ``mode`` wins over the config's: a cell's or a command line's choice is more
         specific than a file. ``checkpoints`` snapshots each file a call is about to change."""
 
-        def get(name: str, default: Any = None) -> Any:
-            if config is None:
-                return default
-            if isinstance(config, dict):
-                return config.get(name, default)
-            return getattr(config, name, default)
+        def get(name: str) -> Any:
+            return _setting(config, name)
 
-        perms = get("permissions") or {}
-        perm = (
-            (lambda k, d=None: perms.get(k, d))
-            if isinstance(perms, dict)
-            else (lambda k, d=None: getattr(perms, k, d))
-        )
+        def perm(name: str) -> Any:
+            return _setting(get("permissions"), name)
+
         allowed = get("allowed_directory")
         ws = Path(workspace if workspace is not None else allowed or os.getcwd()).absolute()
         hooks_section = get("hooks")
@@ -391,3 +384,13 @@ def _restrict_paths(gate: Any, allowed_directory: str, workspace: Path) -> None:
         allowed = workspace / allowed
     checks = [c for c in gate.checks if not isinstance(c, PathValidator)]
     gate.checks = [_WorkspaceRelative(PathValidator(allowed), workspace), *checks]
+
+
+def _setting(source: Any, name: str) -> Any:
+    """``source[name]`` of a dict, ``source.name`` of a Config (or of its permissions table);
+    ``None`` when ``source`` is ``None`` or lacks it."""
+    if source is None:
+        return None
+    if isinstance(source, dict):
+        return source.get(name)
+    return getattr(source, name, None)
