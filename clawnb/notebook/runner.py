@@ -380,6 +380,8 @@ class NotebookSession:
         tokens_in = tracker.total_input_tokens if tracker is not None else self.input_tokens
         tokens_out = tracker.total_output_tokens if tracker is not None else self.output_tokens
         line = f"tokens: {tokens_in:,} in + {tokens_out:,} out"
+        if tracker is not None and 0 < tracker.turn_count == tracker.unreported_turns:
+            line = "tokens: not reported"  # a server that sends no usage did not use 0 tokens
         part = _cost_part(tracker) if tracker is not None else ""
         if part:
             return f"{line} | cost: {part}"

@@ -101,3 +101,12 @@ def test_bad_generation_option_is_a_usage_error(tmp_path: Path) -> None:
     saved = run_notebook(path, approval="deny")
     text = _outputs(saved.cells[1])
     assert "UsageError" in text and "--extra-body is not valid JSON" in text
+
+
+def test_claw_cost_says_not_reported_when_the_server_sends_no_usage(shell, capsys) -> None:
+    with FakeServer("ollama", [Reply("hello", usage=None)]) as server:
+        shell.run_cell(f"%%claw --model m --base-url {server.url}\nhi")
+    capsys.readouterr()
+    shell.run_line_magic("claw", "cost")
+    out = capsys.readouterr().out
+    assert "tokens: not reported" in out and "0 in + 0 out" not in out
