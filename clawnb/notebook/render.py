@@ -721,6 +721,7 @@ class WidgetView(_View):
         # takes a/d/A; made on first need, dropped when the front end cannot render it
         self._beacon: Any = None
         self._beacon_off = False
+        self._spare_text: Any = None
 
     # -- frontend detection --------------------------------------------------------------------
 
@@ -741,6 +742,11 @@ class WidgetView(_View):
 
     def start(self) -> None:
         self._started = time.monotonic()
+        # the first answer's text widget, made before the model answers: creating and
+        # rendering a widget costs the front end a few hundred ms, which the first streamed
+        # words would otherwise wait for (measured: benchmarks/bench_screen_latency.py)
+        self._spare_text = self._make_widget(Block("text"))
+        self.body.children = (self._spare_text,)
         self._display(self.root)
         self.throttle.poke()
 
@@ -846,8 +852,17 @@ class WidgetView(_View):
         if block is not None:
             block.dirty = True
             if block.widget is None:
-                block.widget = self._make_widget(block)
-                self.body.children = (*self.body.children, block.widget)
+                spare = self._spare_text
+                if (
+                    block.kind == "text"
+                    and spare is not None
+                    and self.body.children[-1:] == (spare,)
+                ):
+                    block.widget = spare  # made at start: the front end has it ready
+                else:
+                    block.widget = self._make_widget(block)
+                    self.body.children = (*self.body.children, block.widget)
+                self._spare_text = None
                 self.updates += 1
         if isinstance(event, AgentEvent.TurnEnd):
             for done in self.transcript.blocks:
