@@ -114,6 +114,10 @@ class Approver:
         if how == "deny":
             self._mark(card, f"denied by policy: {why}")
             return Approval.deny(DENIED_BY_POLICY.format(why=why))
+        if explicit and card is not None:
+            # the card says why this call is asked although the mode or an "always" would
+            # have let it through: "write changes the agent's own configuration …"
+            self.view.set_status(card, card.status, request.reason.replace("`", ""))
         if how == "widget" and card is not None:
             answer = await self.view.ask_approval(card)
         else:
@@ -146,7 +150,7 @@ class Approver:
 
     async def _ask_stdin(self, request: ApprovalRequest, card: Card | None) -> str:
         if card is not None:
-            self.view.set_status(card, WAITING)
+            self.view.set_status(card, WAITING, card.note)
         # escaped and redacted as on a card: what is approved is what runs
         summary = scrub(request.summary.strip() or request.call.name)
         reason = f" ({request.reason})" if request.reason else ""

@@ -1058,7 +1058,7 @@ class WidgetView(_View):
         bar.add_class("clawnb-approval")
         bar.add_class("clawnb-bar")
         self._buttons[card.id] = bar
-        self.set_status(card, WAITING)
+        self.set_status(card, WAITING, card.note)  # keep why it is asked
         block = self.transcript.block_of(card)
         if block is not None and block.widget is not None:
             block.widget.children = (*block.widget.children[:2], bar)

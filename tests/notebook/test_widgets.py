@@ -662,3 +662,21 @@ async def test_open_reasoning_stays_open_while_it_streams() -> None:
     view.throttle.flush_now()
     assert accordion.selected_index == 0
     assert "second thought" in shown_html(accordion)
+
+
+async def test_a_control_file_card_says_why_and_offers_no_always(rendered_view) -> None:
+    view, _ = rendered_view
+    approver = Approver(view, how="widget", always_allowed={"bash"})
+    call = announce(view)
+    reason = "`bash` changes the agent's own configuration: it is asked every time, in every mode"
+    request = ApprovalRequest(call, "bash: ls", reason, {"explicit_only": True})
+    task = asyncio.ensure_future(approver(request))
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+        if call.id in view._buttons:
+            break
+    assert list(buttons(view, "c1")) == ["Approve", "Deny"]  # an earlier "always" did not answer
+    assert "changes the agent's own configuration" in view.transcript.cards["c1"].label()
+    click(buttons(view, "c1")["Approve"])
+    answer = await asyncio.wait_for(task, 1)
+    assert answer.decision is ApprovalDecision.ALLOW_ONCE
