@@ -91,6 +91,11 @@ def add_chat_parser(
         help="append every model turn to FILE (replay it with --model replay:FILE)",
     )
     p.add_argument("--no-color", action="store_true", help="plain output without colours")
+    p.add_argument(
+        "--agent",
+        metavar="MODULE[:FACTORY]",
+        help="chat with your own agent: MODULE's make_session() (see clawnb.custom_agent)",
+    )
     _add_model_options(p)
     p.set_defaults(func=chat_main)
     return p
@@ -447,6 +452,9 @@ class ChatApp:
         """Handle a ``/command``; False means quit."""
         name, _, rest = line[1:].partition(" ")
         rest = rest.strip()
+        if isinstance(self.session, _OwnAgent) and name in _OwnAgent.UNSUPPORTED:
+            self.say(f"/{name} needs clawnb's own agent; your --agent session does not offer it")
+            return True
         match name:
             case "exit" | "quit" | "q":
                 return False
@@ -503,12 +511,36 @@ class ChatApp:
         if answer in ("y", "yes"):
             self.say(trust_workspace(self.args.workspace or os.getcwd()))
 
+    def _start_own_agent(self) -> int:
+        """``--agent``: the REPL over a session of the user's own (the course's capstone)."""
+        from .assemble import is_offline_model, make_provider
+        from .config import ConfigLoader
+        from .custom_agent import load_session
+        from .errors import ClawError
+
+        args = self.args
+        workspace = os.path.abspath(args.workspace or os.getcwd())
+        try:
+            config = _chat_config(args) or ConfigLoader.load(project_dir=workspace)
+            model = args.model or config.model
+            provider = make_provider(model, config, require_key=not is_offline_model(model))
+            inner = load_session(args.agent, provider=provider, workspace=workspace, history=[])
+        except ClawError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        self.session = _OwnAgent(inner, self.approve, _ChatInput(self))
+        self.say(f"clawnb chat — your agent {args.agent} ({type(inner).__name__}), model {model}")
+        self.say("type a message; /help for commands; Ctrl-D to quit\n")
+        return self.repl()
+
     def _start(self) -> int:
         from .assemble import build_agent, is_offline_model
         from .errors import ClawError
         from .providers.profiles import is_local_url
 
         args = self.args
+        if args.agent:
+            return self._start_own_agent()
         self._ask_trust()
         try:
             self.session = build_agent(
@@ -575,6 +607,38 @@ class ChatApp:
             self.session.close()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+
+
+class _OwnAgent:
+    """A session of the user's own (``--agent``) as the REPL sees it: its ``send`` runs with
+    the chat's approver and question handler attached (the Session protocol's ``handlers``),
+    and the few things the REPL reads of clawnb's session have neutral values."""
+
+    UNSUPPORTED = ("plan", "cost", "compact", "sessions", "resume", "clear")
+
+    class _NoCompaction:
+        compactions = 0
+
+    def __init__(self, inner: Any, approve: Any, ask: Any) -> None:
+        self.inner = inner
+        self.approve = approve
+        self.ask = ask
+        self.context = self._NoCompaction()
+
+    @property
+    def history(self) -> list[Any]:
+        history: list[Any] = self.inner.history
+        return history
+
+    async def send(self, prompt: str, on_event: Any = None, *, review: Any = None) -> str:
+        with self.inner.handlers(approve=self.approve, ask=self.ask):
+            text: str = await self.inner.send(prompt, on_event, review=review)
+        return text
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if callable(close):
+            close()
 
 
 def _error_hint(exc: Exception) -> str | None:

@@ -10,7 +10,19 @@ from ._explain import install as _install_assert_rewriting
 # Before any suite module can be imported: their asserts are compiled to report both sides.
 _install_assert_rewriting()
 
+from ._export import export, parts  # noqa: E402
 from ._hints import hint  # noqa: E402
 from ._suite import CheckReport, Impl, Skipped, Suite, chapters, check, suite_names  # noqa: E402
 
-__all__ = ["CheckReport", "Impl", "Skipped", "Suite", "chapters", "check", "hint", "suite_names"]
+__all__ = [
+    "CheckReport",
+    "Impl",
+    "Skipped",
+    "Suite",
+    "chapters",
+    "check",
+    "export",
+    "hint",
+    "parts",
+    "suite_names",
+]

@@ -20,12 +20,14 @@ from ..types import Message, ToolCall, ToolSet
 
 __all__ = [
     "BOUNDARY",
+    "CourseSession",
     "batches",
     "build_system_prompt",
     "execute_calls",
     "gate",
     "history_is_valid",
     "hooked_call",
+    "make_session",
     "run_call",
 ]
 
@@ -144,3 +146,123 @@ async def hooked_call(registry: Any, tool: Any, args: Any) -> str:
         result = f"error: {exc}"
     await registry.dispatch(HookEvent.PostToolCall(name, args, result))
     return result
+
+
+class CourseSession:
+    """The capstone's agent: the course's pieces behind clawnb's front ends. It follows
+    :class:`clawnb.session_api.Session` (``history``, ``mode``, ``send``, ``handlers``,
+    ``configure``), so ``%%claw --agent`` and ``chat --agent`` drive it like clawnb's own.
+
+    Reading and searching run without asking; anything else goes through the gate, which asks
+    the front end's approver (a card's buttons, a terminal prompt, a policy)."""
+
+    SAFE = ("read", "glob", "grep")
+
+    def __init__(self, provider: Any, workspace: Any, history: list[Message], parts: Any) -> None:
+        self.provider = provider
+        self.workspace = str(workspace)
+        self.history = history
+        self.mode = "default"
+        self.max_turns = 20
+        self.tools = ToolSet([cls() for cls in parts.tools])
+        P, Rule = parts.Permission, parts.PermissionRule
+        self.engine = parts.PermissionEngine([Rule(name, P.Allow) for name in self.SAFE], P.Ask)
+        self.gate = parts.gate
+        self._approve: Any = None
+
+    def handlers(self, *, approve: Any = None, ask: Any = None) -> Any:
+        return _Routed(self, approve)
+
+    def configure(
+        self, *, mode: Any = None, max_turns: int | None = None, model: str | None = None
+    ) -> None:
+        if mode is not None:
+            self.mode = str(getattr(mode, "value", mode))
+        if max_turns:
+            self.max_turns = max_turns
+
+    async def _ask(self, call: ToolCall) -> str:
+        from ..events import ApprovalDecision, ApprovalRequest
+        from ..executor import tool_summary
+
+        if self._approve is None:
+            return "no"  # nobody attached to ask: nothing runs unasked
+        answer = await self._approve(ApprovalRequest(call, tool_summary(call)))
+        if not answer.allowed:
+            return "no"
+        return "always" if answer.decision == ApprovalDecision.ALLOW_SESSION else "yes"
+
+    async def send(self, prompt: str, on_event: Any = None, *, review: Any = None) -> str:
+        from ..events import AgentEvent, StreamEvent, emit
+        from ..executor import tool_summary
+
+        async def forward(event: Any) -> None:
+            if isinstance(event, StreamEvent.TextDelta):
+                await emit(on_event, AgentEvent.TextDelta(event.text))
+
+        self.history.append(Message.User(prompt))
+        for _ in range(self.max_turns):
+            definitions = [
+                d for d in self.tools.definitions() if self.mode != "plan" or d.name in self.SAFE
+            ]
+            if hasattr(self.provider, "stream_chat"):
+                turn = await self.provider.stream_chat(self.history, definitions, forward)
+            else:
+                turn = await self.provider.chat(self.history, definitions)
+            await emit(on_event, AgentEvent.TurnEnd(turn))
+            self.history.append(Message.Assistant(turn))
+            if not turn.tool_calls:
+                text = turn.text or ""
+                await emit(on_event, AgentEvent.Done(text))
+                return text
+            for call in turn.tool_calls:
+                await emit(
+                    on_event,
+                    AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
+                )
+                refusal = await self.gate(self.engine, call, self._ask)
+                if refusal is None:
+                    await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
+                    result = await run_call(self.tools, call)
+                    outcome = "error" if result.startswith("error:") else "ok"
+                else:
+                    result, outcome = refusal, "denied"
+                await emit(on_event, AgentEvent.ToolResult(call.id, call.name, result, outcome))
+                self.history.append(Message.ToolResult(call.id, result))
+        text = "error: stopped after the turn limit"
+        await emit(on_event, AgentEvent.Done(text))
+        return text
+
+
+class _Routed:
+    """``with session.handlers(approve=...)``: the approver for one turn, then the old one."""
+
+    def __init__(self, session: CourseSession, approve: Any) -> None:
+        self.session, self.approve, self.previous = session, approve, None
+
+    def __enter__(self) -> None:
+        self.previous, self.session._approve = self.session._approve, self.approve
+
+    def __exit__(self, *exc: object) -> None:
+        self.session._approve = self.previous
+
+
+class _ReferenceParts:
+    """clawnb's versions of the pieces the capstone assembles."""
+
+    def __init__(self) -> None:
+        from ..permissions import PermissionEngine, PermissionRule
+        from ..tools import BashTool, EditTool, GlobTool, GrepTool, ReadTool, WriteTool
+
+        self.tools = [ReadTool, WriteTool, EditTool, BashTool, GlobTool, GrepTool]
+        self.Permission, self.PermissionRule, self.PermissionEngine = (
+            Permission,
+            PermissionRule,
+            PermissionEngine,
+        )
+        self.gate = gate
+
+
+def make_session(provider: Any, workspace: Any, history: list[Message]) -> CourseSession:
+    """The factory ``%%claw --agent`` calls (see :mod:`clawnb.custom_agent`)."""
+    return CourseSession(provider, workspace, history, _ReferenceParts())

@@ -56,6 +56,12 @@ _CELL = re.compile(r"^%%claw(?:[ \t]+(.*))?$")
 @argument("--tool-choice", dest="tool_choice", help="auto, none, required, or a tool name")
 @argument("--extra-body", dest="extra_body", help="extra request fields, a JSON object")
 @argument(
+    "--agent",
+    metavar="MODULE[:FACTORY]",
+    help="run your own agent (FACTORY defaults to make_session; kept for later cells; "
+    '--agent "" goes back to clawnb\'s)',
+)
+@argument(
     "--ui",
     choices=("auto", "widget", "text"),
     default="auto",
@@ -120,6 +126,7 @@ def parse_options(line: str) -> CellOptions | None:
         quiet=ns.quiet,
         ui=ns.ui,
         generation=generation,
+        agent=ns.agent,
     )
 
 

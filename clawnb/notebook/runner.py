@@ -119,8 +119,9 @@ class NotebookSession:
     cells: int = 0
     provider: Any = None
     provider_key: tuple[Any, ...] | None = None
-    agent: AgentSession | None = None
+    agent: AgentSession | Any = None  # Any: a learner's own Session (%%claw --agent)
     agent_key: tuple[Any, ...] | None = None
+    agent_spec: str | None = None
     running: bool = False
     proposals: Any = None  # the session's propose_cell tool (each cell routes it to its view)
 
@@ -196,9 +197,17 @@ class NotebookSession:
         provider = self.get_provider(options.replay)
         model, _base_url = self.resolved_model()
         self._persist(model)
-        key = (id(provider), self.cwd, options.record, id(self.messages))
+        key = (id(provider), self.cwd, options.record, id(self.messages), self.agent_spec)
         if self.agent is not None and self.agent_key == key:
             return self.agent
+        if self.agent_spec:
+            from ..custom_agent import load_session
+
+            agent = load_session(
+                self.agent_spec, provider=provider, workspace=self.cwd, history=self.messages
+            )
+            self.agent, self.agent_key = agent, key
+            return agent
         from ..assemble import build_agent
 
         agent = build_agent(
@@ -338,7 +347,7 @@ class NotebookSession:
         return f"not saved yet (the first cell starts one in {self.sessions_root()})"
 
     def _sandbox_line(self) -> str:
-        if self.agent is not None:
+        if self.agent is not None and hasattr(self.agent, "sandbox_description"):
             return self.agent.sandbox_description()
         from ..sandbox import status_from_config
 
@@ -376,7 +385,7 @@ class NotebookSession:
         return scrub("\n".join(lines) or "(empty conversation)")
 
     def cost(self) -> str:
-        tracker = self.agent.cost if self.agent is not None else None
+        tracker = getattr(self.agent, "cost", None)
         tokens_in = tracker.total_input_tokens if tracker is not None else self.input_tokens
         tokens_out = tracker.total_output_tokens if tracker is not None else self.output_tokens
         line = f"tokens: {tokens_in:,} in + {tokens_out:,} out"
@@ -511,6 +520,7 @@ class CellOptions:
     # --server/--max-output-tokens/--temperature/--tool-choice/--extra-body, as
     # clawnb.config.options_overlay takes them (kept for later cells, like --base-url)
     generation: dict[str, Any] = field(default_factory=dict)
+    agent: str | None = None  # --agent MODULE[:FACTORY]: a session of one's own (custom_agent)
 
 
 async def run_claw(
@@ -546,6 +556,8 @@ async def run_claw(
         session.cwd = os.path.abspath(os.path.expanduser(options.cwd))
     if options.max_turns is not None:
         session.max_turns = options.max_turns
+    if options.agent is not None:
+        session.agent_spec = options.agent or None  # --agent "" goes back to clawnb's agent
     if not body.strip():
         print("%%claw: the cell body is the prompt; it is empty (see %%claw --help)")
         return None

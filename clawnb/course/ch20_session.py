@@ -1,0 +1,117 @@
+"""Chapter 20 (the capstone): your agent as a session that clawnb's front ends can drive
+(``make_session``). Not a book test file: the book ends with its own chat example."""
+
+from __future__ import annotations
+
+from ..events import AgentEvent, Approval
+from ..session_api import Session
+from ..types import Message
+from ._helpers import Recorder, text_turn, tool_turn
+from ._suite import Suite
+from .reference import history_is_valid
+
+suite = Suite("session", "make_session", chapters=["ch20"])
+
+
+class _Person:
+    """A front end's approver that answers from a script and remembers what it was asked."""
+
+    def __init__(self, *answers: Approval) -> None:
+        self.answers = list(answers)
+        self.asked: list[str] = []
+
+    async def __call__(self, request):
+        self.asked.append(request.call.name)
+        return self.answers.pop(0)
+
+
+def _session(impl, tmp, turns):
+    provider = Recorder(turns)
+    return impl.make_session(provider=provider, workspace=tmp, history=[]), provider
+
+
+@suite.test
+def test_session_follows_the_session_protocol(impl, tmp):
+    session, _ = _session(impl, tmp, [])
+    assert isinstance(session, Session)
+    assert session.history == []
+    assert isinstance(session.mode, str)
+
+
+@suite.test
+async def test_session_send_answers_and_keeps_the_history(impl, tmp):
+    session, provider = _session(impl, tmp, [text_turn("Hello!")])
+    assert await session.send("Hi") == "Hello!"
+    assert [type(m).__name__ for m in session.history] == ["User", "Assistant"]
+    assert provider.sent[0][-1].content == "Hi"
+
+
+@suite.test
+async def test_session_reads_without_asking(impl, tmp):
+    (tmp / "a.txt").write_text("alpha")
+    turns = [tool_turn(("c1", "read", {"path": str(tmp / "a.txt")})), text_turn("done")]
+    session, provider = _session(impl, tmp, turns)
+    person = _Person()
+    with session.handlers(approve=person):
+        assert await session.send("read a.txt") == "done"
+    assert person.asked == []
+    results = [m for m in session.history if isinstance(m, Message.ToolResult)]
+    assert [r.content for r in results] == ["alpha"]
+
+
+@suite.test
+async def test_session_asks_before_writing_and_a_denial_changes_nothing(impl, tmp):
+    target = tmp / "out.txt"
+    turns = [tool_turn(("c1", "write", {"path": str(target), "content": "x"})), text_turn("ok")]
+    session, _ = _session(impl, tmp, turns)
+    person = _Person(Approval.deny("not now"))
+    with session.handlers(approve=person):
+        await session.send("write it")
+    assert person.asked == ["write"]
+    assert not target.exists()
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert result.content.startswith("error:")
+    assert history_is_valid(session.history)
+
+
+@suite.test
+async def test_session_runs_an_approved_write(impl, tmp):
+    target = tmp / "out.txt"
+    turns = [tool_turn(("c1", "write", {"path": str(target), "content": "x"})), text_turn("ok")]
+    session, _ = _session(impl, tmp, turns)
+    with session.handlers(approve=_Person(Approval.allow_once())):
+        await session.send("write it")
+    assert target.read_text() == "x"
+
+
+@suite.test
+async def test_session_with_nobody_to_ask_runs_nothing_unasked(impl, tmp):
+    target = tmp / "out.txt"
+    turns = [tool_turn(("c1", "write", {"path": str(target), "content": "x"})), text_turn("ok")]
+    session, _ = _session(impl, tmp, turns)
+    await session.send("write it")
+    assert not target.exists()
+
+
+@suite.test
+async def test_session_tells_the_front_end_what_happens(impl, tmp):
+    (tmp / "a.txt").write_text("alpha")
+    turns = [tool_turn(("c1", "read", {"path": str(tmp / "a.txt")})), text_turn("done")]
+    session, _ = _session(impl, tmp, turns)
+    events = []
+    await session.send("read a.txt", events.append)
+    kinds = [type(e).__name__ for e in events]
+    assert "ToolCall" in kinds and "ToolResult" in kinds
+    assert kinds[-1] == "Done"
+    assert kinds.index("ToolCall") < kinds.index("ToolResult")
+    done = [e for e in events if isinstance(e, AgentEvent.Done)]
+    assert done[0].text == "done"
+
+
+@suite.test
+async def test_session_configure_changes_the_mode(impl, tmp):
+    session, _ = _session(impl, tmp, [])
+    session.configure(mode="plan")
+    assert session.mode == "plan"
+    session.configure(mode="default", max_turns=5)
+    assert session.mode == "default"
