@@ -26,6 +26,10 @@ def make_exercise(notebook: dict[str, Any]) -> dict[str, Any]:
     result = copy.deepcopy(notebook)
     for cell in result["cells"]:
         meta = cell.get("metadata", {})
+        if cell.get("cell_type") == "code":
+            # The course's saved outputs are the answers' outputs: an exercise starts blank.
+            cell["outputs"] = []
+            cell["execution_count"] = None
         if PARTS_TAG in meta.get("tags", []):
             # The course runs on clawnb's reference parts; a learner's exercise on their own.
             cell["source"] = "".join(cell["source"]).replace('use="clawnb"', 'use="mine"')

@@ -67,9 +67,9 @@ def _top_level_names(tree: ast.Module) -> list[str]:
     return [n for n in names if not n.startswith("_")]
 
 
-def export(notebook: str | Path, package: str | Path = "my_agent") -> Path:
+def export(notebook: str | Path, package: str | Path = "my_agent") -> None:
     """Write the components ``notebook`` builds into ``package`` (relative to the notebook's
-    folder) and refresh the package's ``__init__``; returns the module's path."""
+    folder) and refresh the package's ``__init__``."""
     notebook = Path(notebook).resolve()
     cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
     target = notebook.parent / package
@@ -100,7 +100,6 @@ def export(notebook: str | Path, package: str | Path = "my_agent") -> Path:
     path.write_text(body, encoding="utf-8")
     _write_init(target)
     print(f"exported {', '.join(sorted(set(exported)))} to {package}/{path.name}")
-    return path
 
 
 def _write_init(target: Path) -> None:
