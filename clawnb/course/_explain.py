@@ -151,6 +151,7 @@ class _AssertRewriter(ast.NodeTransformer):
         test, msg = node.test, node.msg or ast.Constant(None)
         fail = ast.Attribute(ast.Name("@clawnb_explain", ast.Load()), "Mismatch", ast.Load())
         statements: list[ast.stmt] = []
+        check: ast.expr
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _OPS:
             left, right = self._temp(), self._temp()
             statements += [
@@ -168,7 +169,7 @@ class _AssertRewriter(ast.NodeTransformer):
             ]
         else:
             negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-            value_node = test.operand if negated else test
+            value_node = test.operand if isinstance(test, ast.UnaryOp) and negated else test
             value = self._temp()
             statements.append(ast.Assign([ast.Name(value, ast.Store())], value_node))
             check = (

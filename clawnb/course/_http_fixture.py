@@ -134,7 +134,7 @@ class LoopbackServer:
         self.connections = 0
         self.closed_early = 0
         self.client_gone = asyncio.Event()
-        self._server: asyncio.AbstractServer | None = None
+        self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property

@@ -171,8 +171,9 @@ class RunPythonTool(BaseTool):
         except SyntaxError as exc:
             raise ToolError(f"syntax error: {exc.msg} (line {exc.lineno})") from exc
         last_expr = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last_expr = ast.Expression(tree.body.pop().value)
+        if tree.body and isinstance(last := tree.body[-1], ast.Expr):
+            tree.body.pop()
+            last_expr = ast.Expression(last.value)
         out, err = io.StringIO(), io.StringIO()
         value: Any = None
         failed = ""

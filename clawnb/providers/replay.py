@@ -25,7 +25,14 @@ from typing import Any
 
 from ..errors import ScriptError
 from ..events import EventCallback, emit_turn
-from ..types import AssistantTurn, Message, ToolDefinition
+from ..types import (
+    AnyProvider,
+    AssistantTurn,
+    Message,
+    StreamProvider,
+    ToolDefinition,
+    complete,
+)
 
 __all__ = ["RecordingProvider", "ScriptedProvider", "load_script", "request_summary"]
 
@@ -133,7 +140,7 @@ class RecordingProvider:
     request records nothing. Replay the file with ``ScriptedProvider.from_file(path)``.
     """
 
-    def __init__(self, inner: Any, path: str | os.PathLike[str]) -> None:
+    def __init__(self, inner: AnyProvider, path: str | os.PathLike[str]) -> None:
         self.inner = inner
         self.path = Path(path)
 
@@ -161,7 +168,7 @@ class RecordingProvider:
             f.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
-        turn = await self.inner.chat(messages, tools)
+        turn = await complete(self.inner, messages, tools)
         self._record(messages, tools, turn, stream=False)
         return turn
 
@@ -171,6 +178,10 @@ class RecordingProvider:
         tools: list[ToolDefinition],
         on_event: EventCallback | None = None,
     ) -> AssistantTurn:
-        turn = await self.inner.stream_chat(messages, tools, on_event)
+        if isinstance(self.inner, StreamProvider):
+            turn = await self.inner.stream_chat(messages, tools, on_event)
+        else:  # a provider that only answers whole turns: its turn as stream events
+            turn = await self.inner.chat(messages, tools)
+            await emit_turn(on_event, turn)
         self._record(messages, tools, turn, stream=True)
         return turn
