@@ -14,7 +14,10 @@ screen is in the history (``lost``), every tool call has a result (``unanswered`
 process of the run is still alive (``orphans``). It prints one line per run and, last, the
 totals — the figure docs/sessions.md quotes.
 
-    python benchmarks/kill9_loop.py [--runs 24] [--seed 1]
+    python benchmarks/kill9_loop.py [--runs 24] [--seed 1] [--front-ends chat,kernel]
+
+The kernel runs do the same to a Jupyter kernel running a ``%%claw`` cell (jupyter_client;
+words are "shown" once they are in an output message the kernel sent).
 
 ``tests/engine/test_kill9.py`` runs a small parametrised handful of the same runs in CI.
 """
@@ -27,6 +30,7 @@ import os
 import random
 import re
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -134,6 +138,7 @@ class Outcome:
     orphans: int  # processes of the run still alive
     detail: str = ""
     screen: str = ""  # what the person saw
+    front: str = "chat"
 
     def line(self) -> str:
         return (
@@ -145,9 +150,6 @@ class Outcome:
 def one_run(phase: str, rng: random.Random, base_url: str, tmp: Path) -> Outcome:
     """Start the chat, kill -9 it at a random moment of ``phase``, judge what resume gets."""
     import pexpect
-
-    from clawnb.session import SessionLog
-    from clawnb.types import Message
 
     ws = tmp / "ws"
     ws.mkdir(parents=True)
@@ -208,7 +210,14 @@ def one_run(phase: str, rng: random.Random, base_url: str, tmp: Path) -> Outcome
             child.kill(signal.SIGKILL)
         child.close()
 
-    # judge what `chat --resume` would load
+    return judge(phase, ws, mark, screen)
+
+
+def judge(phase: str, ws: Path, mark: str, screen: str) -> Outcome:
+    """What resuming the session gets, against what was shown (``screen``)."""
+    from clawnb.session import SessionLog
+    from clawnb.types import Message
+
     sessions = list((ws / ".claw" / "sessions").glob("*.jsonl"))
     if len(sessions) != 1:
         return Outcome(phase, 0, 1, 0, 0, f"expected one session file, found {len(sessions)}")
@@ -240,28 +249,112 @@ def one_run(phase: str, rng: random.Random, base_url: str, tmp: Path) -> Outcome
     return Outcome(phase, shown_words, lost, unanswered, len(orphans), screen=screen)
 
 
+def one_kernel_run(phase: str, rng: random.Random, base_url: str, tmp: Path) -> Outcome:
+    """The same, for a Jupyter kernel running a ``%%claw`` cell: ``kill -9`` of the kernel."""
+    import queue
+
+    from jupyter_client import KernelManager
+
+    ws = tmp / "ws"
+    ws.mkdir(parents=True)
+    mark = f"clawnb-kill9k-{os.getpid()}-{time.monotonic_ns()}"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CLAWNB_") and not k.endswith("_API_KEY")
+    }
+    env.update(XDG_CONFIG_HOME=str(tmp / "xdg"), PYTHONPATH=str(ROOT), PYTHONWARNINGS="ignore")
+    km = KernelManager(kernel_name="python3")
+    km.start_kernel(cwd=str(ws), env=env, stderr=subprocess.DEVNULL)
+    kc = km.client()
+    kc.start_channels()
+    screen = ""
+    try:
+        kc.wait_for_ready(timeout=60)
+        kc.execute_interactive("%load_ext clawnb", timeout=60)
+        approve = "stdin" if phase == "approval" else "allow"
+        prompt = "stream please" if phase == "stream" else f"run the job MARK={mark}"
+        kc.execute(
+            f"%%claw --model kill9-model --base-url {base_url} --server openai "
+            f"--approve {approve}\n{prompt}",
+            allow_stdin=phase == "approval",
+        )
+        want = rng.randint(3, 120)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if phase == "tool" and (ws / f"ran-{mark}").exists():
+                break
+            if phase == "approval":
+                try:
+                    request = kc.get_stdin_msg(timeout=0)
+                except queue.Empty:
+                    request = None
+                if request is not None and request["msg_type"] == "input_request":
+                    screen += request["content"].get("prompt", "")
+                    break
+            try:
+                msg = kc.get_iopub_msg(timeout=0.02)
+            except queue.Empty:
+                continue
+            screen += json.dumps(msg["content"])  # text, widget values: all of it was shown
+            if phase == "stream":
+                shown = [int(n) for n in re.findall(r"\bw(\d+) ", screen)]
+                if max(shown, default=0) >= want:
+                    break
+        else:
+            raise TimeoutError(f"{phase}: the kernel never got there")
+        if phase != "stream":
+            time.sleep(rng.uniform(0, 0.3))
+        while True:  # whatever arrived meanwhile was shown too
+            try:
+                screen += json.dumps(kc.get_iopub_msg(timeout=0)["content"])
+            except queue.Empty:
+                break
+        os.kill(km.provisioner.process.pid, signal.SIGKILL)  # type: ignore[union-attr]
+    finally:
+        kc.stop_channels()
+        try:
+            km.shutdown_kernel(now=True)
+        except Exception:  # already dead: nothing to shut down
+            pass
+    # widget and stream JSON escape newlines: make the words stand apart for the count
+    screen = screen.replace("\\n", " ").replace("\\u00a0", " ")
+    return judge(phase, ws, mark, screen)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=24)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--front-ends", default="chat,kernel", help="which to kill: chat, kernel or both"
+    )
     args = parser.parse_args()
+    front_ends = args.front_ends.split(",")
     rng = random.Random(args.seed)
     server, base_url = start_server()
     outcomes = []
     try:
         for n in range(args.runs):
             phase = PHASES[n % len(PHASES)]
+            front = front_ends[(n // len(PHASES)) % len(front_ends)]
+            run = one_run if front == "chat" else one_kernel_run
             with tempfile.TemporaryDirectory(prefix="clawnb-kill9-") as tmp:
-                outcome = one_run(phase, rng, base_url, Path(tmp))
+                outcome = run(phase, rng, base_url, Path(tmp))
+            outcome.front = front
             outcomes.append(outcome)
-            print(f"run {n + 1:>3}: {outcome.line()}", flush=True)
+            print(f"run {n + 1:>3}: {front:<6} {outcome.line()}", flush=True)
     finally:
         server.shutdown()
         server.server_close()
     lost = sum(o.lost for o in outcomes)
     unanswered = sum(o.unanswered for o in outcomes)
     orphans = sum(o.orphans for o in outcomes)
-    by_phase = {p: sum(1 for o in outcomes if o.phase == p) for p in PHASES}
+    by_phase = {
+        f"{f} {p}": sum(1 for o in outcomes if o.phase == p and o.front == f)
+        for f in front_ends
+        for p in PHASES
+    }
     print(f"\nruns: {len(outcomes)} ({', '.join(f'{p} {k}' for p, k in by_phase.items())})")
     print(
         f"lost messages: {lost}, calls without a result: {unanswered}, orphan processes: {orphans}"
