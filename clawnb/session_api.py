@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from .events import Approval, ApprovalCallback, ApprovalRequest, EventCallback
 
 if TYPE_CHECKING:
+    from .planning import PlanReview
     from .types import Message
 
 __all__ = ["ApprovalProxy", "InputProxy", "Session"]
@@ -56,7 +57,11 @@ class Session(Protocol):
     mode: str
 
     async def send(
-        self, prompt: str, on_event: EventCallback | None = None, *, review: Any = None
+        self,
+        prompt: str,
+        on_event: EventCallback | None = None,
+        *,
+        review: PlanReview | None = None,
     ) -> str:
         """Append ``prompt`` as a user message, run the agent until it answers, return its
         text. ``review`` (plan mode only) decides what happens to a plan: see
