@@ -35,7 +35,7 @@ import re
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -209,7 +209,9 @@ def parse_completion(data: Any) -> AssistantTurn:
     for i, raw in enumerate(message.get("tool_calls") or ()):
         if not isinstance(raw, dict):
             continue
-        fn = raw.get("function") if isinstance(raw.get("function"), dict) else {}
+        fn = raw.get("function")
+        if not isinstance(fn, dict):
+            fn = {}
         name = fn.get("name")
         if not isinstance(name, str) or not name:
             continue
@@ -218,7 +220,9 @@ def parse_completion(data: Any) -> AssistantTurn:
             arguments, invalid = parse_arguments(args or "")
         else:
             arguments, invalid = args, None
-        call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else f"call_{i}"
+        call_id = raw.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            call_id = f"call_{i}"
         calls.append(ToolCall(call_id, name, arguments, invalid))
     tool_use = choice.get("finish_reason") == "tool_calls" or bool(calls)
     return AssistantTurn(
@@ -649,7 +653,7 @@ class OpenAICompatProvider:
                 return error.retry_after if error.retry_after <= self.max_retry_wait else None
         elif not isinstance(error, ProviderConnectionError):
             return None
-        delay = self.retry_backoff * (2**attempt)
+        delay = self.retry_backoff * 2.0**attempt
         return min(delay * (1 + random.random() * 0.25), self.max_retry_wait)
 
     def _adapt(self, error: ProviderHTTPError, body: dict[str, Any]) -> bool:
@@ -732,7 +736,11 @@ class OpenAICompatProvider:
         except StreamError as exc:
             raise StreamError(self._redact(exc.message), code=exc.code) from None
 
-    async def _with_retries(self, body: dict[str, Any], once: Any) -> AssistantTurn:
+    async def _with_retries(
+        self,
+        body: dict[str, Any],
+        once: Callable[[httpx.AsyncClient, dict[str, Any], _Progress], Awaitable[AssistantTurn]],
+    ) -> AssistantTurn:
         """Run ``once(client, body, progress)`` until it returns a turn, retrying what is worth
         retrying (see :meth:`_retry_delay`) — but never after output reached the caller."""
         attempt = 0
