@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import ScriptError
 from ..events import EventCallback, emit_turn
+from ..secrets import redact
 from ..types import (
     AnyProvider,
     AssistantTurn,
@@ -165,7 +166,8 @@ class RecordingProvider:
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            # a model that echoed a key must not leave it in a file meant to be shared
+            f.write(redact(json.dumps(entry, ensure_ascii=False)) + "\n")
 
     async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
         turn = await complete(self.inner, messages, tools)
