@@ -24,7 +24,8 @@ An attack is a data file in ``tests/attacks/corpus/`` (one JSON object per file)
         "outside_unchanged": true,     # the directory next to the workspace is byte-identical
         "absent": ["pwned", "{OUTSIDE}/x"],     # files that must not exist afterwards
         "unchanged": [".claw/config.toml"],    # workspace files that must keep their content
-        "second_server_untouched": true   # the repo owner's server got no request with the key
+        "second_server_untouched": true,  # the repo owner's server got no request
+        "frontend_says": {"chat": ["is not trusted"]}  # what a person was shown, per front end
       }
     }
 
@@ -439,10 +440,12 @@ class World:
         for text in expect.get("transcript_lacks", []):
             if text in self.transcript:
                 problems.append(f"the front end showed {text!r}")
-        if self.frontend == "chat":
-            for text in expect.get("transcript_contains_chat", []):
-                if text not in self.transcript:
-                    problems.append(f"the chat never showed {text!r}")
+        says = dict(expect.get("frontend_says", {}))
+        if expect.get("transcript_contains_chat"):
+            says.setdefault("chat", expect["transcript_contains_chat"])
+        for text in says.get(self.frontend, []):
+            if text not in self.transcript:
+                problems.append(f"the {self.frontend} never showed {text!r}")
         if "max_seconds" in expect and self.elapsed > expect["max_seconds"]:
             problems.append(f"the run took {self.elapsed:.0f} s")
         for text in expect.get("transcript_contains", []):
