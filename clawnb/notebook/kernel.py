@@ -92,6 +92,7 @@ def _make_kernel_class() -> type:
             from . import load_ipython_extension
 
             load_ipython_extension(self.shell)
+            assert self.shell is not None  # ipykernel made it in super().__init__
             self.shell.input_transformers_cleanup.insert(0, prompt_transformer)
 
     return ClawKernel

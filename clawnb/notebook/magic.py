@@ -77,10 +77,10 @@ def _claw_signature(line: str = "") -> None:
     """
 
 
-_claw_signature.parser.prog = "%%claw"  # type: ignore[attr-defined]
+_claw_signature.parser.prog = "%%claw"
 # IPython's help formatter writes usage as a reST block with its own "%" in front ("%%%claw");
 # --help prints for a person, so plain argparse help
-_claw_signature.parser.formatter_class = argparse.HelpFormatter  # type: ignore[attr-defined]
+_claw_signature.parser.formatter_class = argparse.HelpFormatter
 
 
 def parse_options(line: str) -> CellOptions | None:
@@ -151,10 +151,10 @@ def _kernel_supports_await(shell: Any) -> bool:
     if kernel is None:
         return True
     try:
-        import ipykernel
+        from importlib.metadata import PackageNotFoundError, version
 
-        major, minor = (int(p) for p in ipykernel.__version__.split(".")[:2])
-    except (ImportError, ValueError):
+        major, minor = (int(p) for p in version("ipykernel").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
         return False
     return (major, minor) >= (7, 4)
 
@@ -168,11 +168,12 @@ class ClawTransformer:
         self.shell = shell
 
     def active(self) -> bool:
-        from IPython.core.interactiveshell import _asyncio_runner
+        from IPython.core import interactiveshell
 
         return (
             bool(getattr(self.shell, "autoawait", False))
-            and self.shell.loop_runner is _asyncio_runner
+            # IPython's own asyncio runner (not trio/curio); it does not export the name
+            and self.shell.loop_runner is getattr(interactiveshell, "_asyncio_runner", None)
             and _kernel_supports_await(self.shell)
         )
 
@@ -198,7 +199,8 @@ class ClawMagics(Magics):
         super().__init__(shell)
         self._background: asyncio.Task[None] | None = None
 
-    @cell_magic("claw")
+    # IPython types its magic decorators for plain functions only (``Never`` for methods)
+    @cell_magic("claw")  # type: ignore[arg-type]
     def claw(self, line: str, cell: str) -> None:
         from .runner import run_claw
 
@@ -233,7 +235,7 @@ class ClawMagics(Magics):
         task.add_done_callback(lambda _t: stop.close())
         display(stop)
 
-    @line_magic("claw")
+    @line_magic("claw")  # type: ignore[arg-type]
     def claw_line(self, line: str) -> None:
         """%claw status | reset | history | cost | config | mode MODE | model NAME | undo |
         sessions | resume [ID] | trust [--revoke] | help"""

@@ -309,17 +309,17 @@ class Transcript:
                 self.blocks.append(block)
                 return block
             case AgentEvent.ToolRunning(id=call_id, note=note):
-                card = self.cards.get(call_id)
-                if card is not None:
+                running = self.cards.get(call_id)
+                if running is not None:
                     if note:  # how it runs (bash: "sandboxed: workspace-write, no network")
-                        card.note = f"{card.note}; {note}" if card.note else note
-                    card.status = RUNNING
-                    card.started = time.monotonic()
-                    return self.block_of(card)
+                        running.note = f"{running.note}; {note}" if running.note else note
+                    running.status = RUNNING
+                    running.started = time.monotonic()
+                    return self.block_of(running)
             case AgentEvent.ToolResult(id=call_id, name=name, content=content, outcome=outcome):
-                card = self.cards.get(call_id)
-                if card is None:
-                    card = Card(call_id, name, f"[{name}]")
+                known = self.cards.get(call_id)
+                card = known if known is not None else Card(call_id, name, f"[{name}]")
+                if known is None:
                     self.cards[call_id] = card
                     self.blocks.append(Block("card", card=card))
                 card.status = _OUTCOME_STATUS.get(outcome, outcome)

@@ -82,8 +82,8 @@ def repair_history(messages: list[Message]) -> None:
             ids = [c.id for c in msg.turn.tool_calls]
             j = i + 1
             got = []
-            while j < len(messages) and isinstance(messages[j], Message.ToolResult):
-                got.append(messages[j].id)
+            while j < len(messages) and isinstance(result := messages[j], Message.ToolResult):
+                got.append(result.id)
                 j += 1
             if got != ids:
                 have = {m.id: m for m in messages[i + 1 : j] if isinstance(m, Message.ToolResult)}
