@@ -53,6 +53,12 @@ __all__ = ["GrepTool", "rg_search", "searchable", "system_grep", "system_rg"]
 # for those patterns the Python scanner skips its whole-file pre-check.
 _LINE_SENSITIVE = re.compile(rb"\(\?<|\(\?!|\(\?=|\\[AZzG]")
 
+# A matching line is kept up to this many bytes (the output shows 500 characters of it): a
+# match in a minified or single-line multi-GB file must not hold the whole line in memory.
+_MAX_RECORD_BYTES = 8 * 1024
+# Files up to this size are read whole (one fast C-level scan); bigger ones are streamed.
+_WHOLE_FILE_BYTES = 16 * 1024 * 1024
+
 # Bytes of file names per grep invocation (well under the kernel's argument limit).
 _BATCH_ARG_BYTES = 256 * 1024
 
@@ -100,13 +106,20 @@ def _is_binary(data: bytes) -> bool:
 
 
 def python_search(regex: re.Pattern[bytes], files: list[str]) -> list[Match]:
-    """Search ``files`` line by line, in order, skipping unreadable and binary files."""
+    """Search ``files`` line by line, in order, skipping unreadable and binary files. A file
+    over ``_WHOLE_FILE_BYTES`` is streamed line by line (long lines kept up to
+    ``_MAX_RECORD_BYTES``), so memory stays bounded whatever the file."""
     whole_file_check = not _LINE_SENSITIVE.search(regex.pattern)
     found: list[Match] = []
     for index, path in enumerate(files):
         try:
             with open(path, "rb") as fh:
-                data = fh.read()
+                data = fh.read(_WHOLE_FILE_BYTES + 1)
+                if len(data) > _WHOLE_FILE_BYTES:
+                    if not _is_binary(data[:8192]):
+                        fh.seek(0)
+                        found.extend((index, n, line) for n, line in _stream_matches(regex, fh))
+                    continue
         except OSError:
             continue
         if whole_file_check and regex.search(data) is None:
@@ -118,8 +131,29 @@ def python_search(regex: re.Pattern[bytes], files: list[str]) -> list[Match]:
             lines.pop()
         for number, line in enumerate(lines, 1):
             if regex.search(line) is not None:
-                found.append((index, number, line))
+                found.append((index, number, line[:_MAX_RECORD_BYTES]))
     return found
+
+
+def _stream_matches(regex: re.Pattern[bytes], fh: Any) -> Iterable[tuple[int, bytes]]:
+    """Matching lines of a big file, read one bounded line at a time (a line longer than
+    ``_MAX_RECORD_BYTES`` is matched and kept by its first part only)."""
+    number = 0
+    while True:
+        line = fh.readline(_MAX_RECORD_BYTES)
+        if not line:
+            return
+        number += 1
+        if not line.endswith(b"\n"):
+            while True:  # skip the rest of an over-long line
+                rest = fh.readline(_MAX_RECORD_BYTES)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        line = line.rstrip(b"\n")
+        if b"\x00" in line:
+            return  # binary after all: the other engines skip such files too
+        if regex.search(line) is not None:
+            yield number, line
 
 
 async def grep_search(exe: str, pattern: str, files: list[str]) -> list[Match] | None:
@@ -161,8 +195,10 @@ async def grep_search(exe: str, pattern: str, files: list[str]) -> list[Match] |
 async def _run_search(
     argv: list[str], env: dict[str, str], cwd: str | None = None
 ) -> tuple[int, bytes]:
-    """Run one search process to the end: its exit status and output. Cancelling the call
-    kills it."""
+    """Run one search process to the end: its exit status and output. The output is read as
+    it comes and each record (one matching line) is cut to ``_MAX_RECORD_BYTES``, so a
+    match in a huge single-line file costs no more memory than a short one. Cancelling the
+    call kills the process."""
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -171,14 +207,31 @@ async def _run_search(
         env=env,
         cwd=cwd,
     )
+    assert proc.stdout is not None
+    out = bytearray()
+    kept = 0  # bytes of the current record kept so far
     try:
-        out, _ = await proc.communicate()
+        while True:
+            chunk = await proc.stdout.read(1 << 16)
+            if not chunk:
+                break
+            for piece in chunk.splitlines(keepends=True):
+                ends = piece.endswith(b"\n")
+                body = piece[:-1] if ends else piece
+                room = _MAX_RECORD_BYTES - kept
+                if room > 0:
+                    out += body[:room]
+                    kept += min(room, len(body))
+                if ends:  # the record is complete (cut or not): terminate it once
+                    out += b"\n"
+                    kept = 0
+        await proc.wait()
     except BaseException:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
         raise
-    return proc.returncode if proc.returncode is not None else 2, out
+    return proc.returncode if proc.returncode is not None else 2, bytes(out)
 
 
 def _parse_records(out: bytes) -> Iterable[tuple[str, int, bytes]]:

@@ -411,3 +411,34 @@ def test_ripgreps_own_engine_selects_the_lines_python_does(tmp_path, pieces):
     by_python = asyncio.run(GrepTool(tmp_path, engine="python").call(args))
     by_rg = asyncio.run(GrepTool(tmp_path, engine="rg").call(args))
     assert by_rg == by_python, pattern
+
+
+_GREP_PEAK = """
+import asyncio, sys
+from clawnb.tools import GrepTool
+tool = GrepTool(sys.argv[1], engine=sys.argv[2])
+out = asyncio.run(tool.call({"pattern": "needle"}))
+assert out.startswith("huge.txt:1: needle"), out[:200]
+assert len(out) < 1000, len(out)
+hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+print("peak_kib", int(hwm.split()[1]))
+"""
+
+
+@pytest.mark.parametrize("engine", ["python", "rg", "grep"])
+def test_grep_a_64mb_single_line_file_in_bounded_memory(tmp_path, engine):
+    import subprocess
+    import sys
+
+    from clawnb.tools.grep import system_grep, system_rg
+
+    if engine == "rg" and system_rg() is None or engine == "grep" and system_grep() is None:
+        pytest.skip(f"{engine} is not installed")
+    with open(tmp_path / "huge.txt", "wb") as fh:
+        fh.write(b"needle " + b"x" * (64 * 1024 * 1024) + b"\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", _GREP_PEAK, str(tmp_path), engine], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    peak_mib = int(proc.stdout.split("peak_kib")[1]) / 1024
+    assert peak_mib < 60, f"peak RSS {peak_mib:.0f} MiB for a 64 MiB line"
