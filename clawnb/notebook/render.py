@@ -95,6 +95,12 @@ STYLE = (
     ".clawnb-card.clawnb-s-waiting:focus{outline:2px solid var(--jp-brand-color1,#1976d2);"
     "outline-offset:2px}"
     ".clawnb-card summary{cursor:pointer;list-style-position:inside}"
+    # a notebook saved mid-run: its live widgets' outputs are dead once reopened, the snapshot
+    # next to them is the readable copy; while the widgets live, the snapshot stays hidden
+    ".jp-OutputArea-child:has(+ .jp-OutputArea-child .clawnb-snapshot):not(:has(.clawnb-cell))"
+    "{display:none}"
+    ".jp-OutputArea-child:has(.clawnb-cell) + .jp-OutputArea-child:has(.clawnb-snapshot)"
+    "{display:none}"
     ".clawnb-card code{background:transparent;color:inherit}"
     ".clawnb-diff{font-family:var(--jp-code-font-family,monospace);"
     "font-size:var(--jp-code-font-size,small);white-space:pre;line-height:1.4;"
@@ -111,6 +117,8 @@ STYLE = (
     "border:1px solid var(--jp-border-color2,rgba(128,128,128,.35))}"
     ".clawnb-result{max-height:16em;overflow:auto}"
     ".clawnb-muted{color:var(--jp-content-font-color2,inherit)}"
+    # on a waiting card's highlight the secondary grey falls under 4.5:1 (axe, light theme)
+    ".clawnb-s-waiting .clawnb-muted{color:var(--jp-content-font-color1,inherit)}"
     ".clawnb-change{font-weight:600}"
     ".clawnb-bar{flex-wrap:wrap;gap:4px;margin:4px 0}"
     ".clawnb-bar .jupyter-button,.clawnb-question .jupyter-button{width:auto;"
@@ -673,11 +681,19 @@ class WidgetView(_View):
         interval: float = 0.05,
         display: Callable[..., Any] | None = None,
         clear_output: Callable[..., Any] | None = None,
+        snapshots: bool | None = None,
     ) -> None:
         super().__init__(quiet=quiet)
         import ipywidgets as widgets
 
         self._w = widgets
+        # a readable copy of the transcript next to the live widgets, for a notebook saved
+        # while the cell runs (on by default with IPython's own display; see _snapshot)
+        self.snapshots = (display is None) if snapshots is None else snapshots
+        self._snapshot_handle: Any = None
+        self._snapshot_at = float("-inf")
+        self._snapshot_version = -1
+        self._version = 0
         if display is None or clear_output is None:
             from IPython.display import clear_output as _clear
             from IPython.display import display as _display
@@ -748,6 +764,11 @@ class WidgetView(_View):
         self._spare_text = self._make_widget(Block("text"))
         self.body.children = (self._spare_text,)
         self._display(self.root)
+        if self.snapshots:
+            self._snapshot_handle = self._display(
+                self._snapshot_bundle(), raw=True, display_id=True
+            )
+            self._snapshot_at = time.monotonic()
         self.throttle.poke()
 
     def _stop_clicked(self) -> None:
@@ -849,6 +870,7 @@ class WidgetView(_View):
     # -- updates -------------------------------------------------------------------------------
 
     def _changed(self, block: Block | None, event: Any) -> None:
+        self._version += 1
         if block is not None:
             block.dirty = True
             if block.widget is None:
@@ -905,6 +927,35 @@ class WidgetView(_View):
         self._flush_widgets()
         if self.updates != before:
             self.flushes += 1
+        self._snapshot()
+
+    #: seconds between two refreshes of the saved-while-running snapshot
+    SNAPSHOT_EVERY = 2.0
+
+    def _snapshot_bundle(self) -> dict[str, str]:
+        note = "*saved while the cell was running: a snapshot of the transcript so far*"
+        markdown = self.transcript.to_markdown()
+        # the marker lets the stylesheet hide this copy while the live widgets show, and the
+        # widget's "model not found" placeholder once the notebook is reopened without them
+        return {
+            "text/markdown": f"<div class='clawnb-snapshot'></div>\n\n{note}\n\n{markdown}",
+            "text/plain": self.transcript.to_plain(),
+        }
+
+    def _snapshot(self) -> None:
+        """Refresh the snapshot output (at most every SNAPSHOT_EVERY seconds, when something
+        changed). JupyterLab saves the outputs it has: a notebook saved mid-run (autosave)
+        keeps this readable copy, and the live widgets' outputs, whose models die with the
+        kernel, are hidden by the snapshot's stylesheet when the notebook is reopened."""
+        handle = self._snapshot_handle
+        if handle is None or self._closed or self._version == self._snapshot_version:
+            return
+        now = time.monotonic()
+        if now - self._snapshot_at < self.SNAPSHOT_EVERY:
+            return
+        self._snapshot_at = now
+        self._snapshot_version = self._version
+        handle.update(self._snapshot_bundle(), raw=True)
 
     def _flush_widgets(self) -> None:
         running = False

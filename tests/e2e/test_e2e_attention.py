@@ -28,12 +28,12 @@ def test_a_waiting_card_comes_into_view_names_the_tab_and_takes_the_a_key(lab) -
     lab.page.set_viewport_size({"width": 1000, "height": 520})
     lab.run_all()  # the first cell's 60 lines put the claw cell below the fold
     lab.wait_output(1, r"waiting for approval")
-    card = lab.cell(1).locator(".clawnb-card.clawnb-s-waiting")
+    card = lab.cell(1).locator(".clawnb-cell .clawnb-card.clawnb-s-waiting")
     lab.page.wait_for_function(
         "(p) => document.title.startsWith(p)", arg=TITLE_PREFIX, timeout=10_000
     )
     lab.page.wait_for_function(
-        """() => { const c = document.querySelector('.clawnb-card.clawnb-s-waiting');
+        """() => { const c = document.querySelector('.clawnb-cell .clawnb-card.clawnb-s-waiting');
                    if (!c) return false;
                    const r = c.getBoundingClientRect();
                    return r.top >= 0 && r.bottom <= window.innerHeight
@@ -57,3 +57,48 @@ def test_a_waiting_card_comes_into_view_names_the_tab_and_takes_the_a_key(lab) -
         "(p) => !document.title.startsWith(p)", arg=TITLE_PREFIX, timeout=10_000
     )
     lab.shot("approved-by-key")
+
+
+def test_a_notebook_saved_mid_run_reopens_readable(lab) -> None:
+    """Saved while a card waits (as autosave does), then reopened with no kernel behind the
+    widgets: the snapshot is shown, never "Error displaying widget: model not found"."""
+    workdir = lab.server.root / "midrun"
+    workdir.mkdir()
+    call = {"id": "w1", "name": "write", "arguments": {"path": "later.txt", "content": "x\n"}}
+    turns = [{"text": "Checking the stock first.", "tool_calls": [call]}, {"text": "Done."}]
+    (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+    cells = ["%load_ext clawnb", "%%claw --model scripted:script.jsonl\nWrite later.txt."]
+    notebook = lab.server.write_notebook("midrun.ipynb", cells, directory=workdir)
+    lab.open(notebook)
+    lab.run_all()
+    lab.wait_output(1, r"waiting for approval")
+    # the snapshot is refreshed every 2 s while the cell runs; it stays hidden meanwhile
+    lab.page.wait_for_function(
+        """() => [...document.querySelectorAll('.clawnb-snapshot')].some((e) =>
+               e.closest('.jp-OutputArea-output').textContent.includes('waiting for approval'))""",
+        timeout=10_000,
+    )
+    assert not lab.page.locator(".clawnb-snapshot").first.is_visible()
+    lab.page.evaluate(
+        "() => { window.jupyterapp.commands.execute('docmanager:save'); return true; }"
+    )
+    lab.page.wait_for_function(
+        "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=10_000
+    )
+    saved = notebook.read_text()
+    assert "application/vnd.jupyter.widget-view+json" in saved and "clawnb-snapshot" in saved
+
+    # a fresh page, the kernel shut down: the widgets' models are gone for good
+    for session in lab.server.api("/api/sessions"):
+        lab.server.api(f"/api/sessions/{session['id']}", method="DELETE")
+    page = lab.page.context.new_page()
+    rel = notebook.relative_to(lab.server.root).as_posix()
+    page.goto(lab.server.url(f"/lab/workspaces/reopen/tree/{rel}?reset"))
+    page.locator(".jp-Cell .clawnb-snapshot").first.wait_for(state="attached")
+    output = page.locator(".jp-Cell").nth(1).locator(".jp-Cell-outputArea")
+    page.wait_for_timeout(1500)  # the widget manager gives up on the dead model
+    text = output.inner_text()
+    assert "Checking the stock first." in text and "waiting for approval" in text
+    assert "saved while the cell was running" in text
+    assert "model not found" not in text and "Error displaying widget" not in text
+    page.screenshot(path=str(lab.artifacts / f"{lab.prefix}-reopened.png"), full_page=True)

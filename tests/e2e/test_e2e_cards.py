@@ -137,7 +137,7 @@ def test_every_card_state_reads_in_light_and_dark_and_fits_560px(lab) -> None:
     out = lab.output_text(2)
     assert "line 4: 0 removed, 1 added" in out
     assert "+    4 |     'plums': 7," in out and "     3 |     'pears': 5," in out
-    card = claw.locator(".clawnb-card.clawnb-s-waiting")
+    card = claw.locator(".clawnb-cell .clawnb-card.clawnb-s-waiting")
     card.scroll_into_view_if_needed()
     _check_both_themes(lab, OUTPUT, "approval-edit", keep=("approval-card", card))
 
@@ -156,7 +156,7 @@ def test_every_card_state_reads_in_light_and_dark_and_fits_560px(lab) -> None:
 
     # the question, once, inside its card, with a free-text answer
     lab.wait_output(2, r"waiting for your answer")
-    question = claw.locator(".clawnb-card.clawnb-s-waiting")
+    question = claw.locator(".clawnb-cell .clawnb-card.clawnb-s-waiting")
     assert question.inner_text().count("Count plums in the total?") == 1
     assert question.get_by_placeholder("or type another answer").count() == 1
     _check_both_themes(lab, OUTPUT, "question")

@@ -11,7 +11,7 @@ from clawnb.events import AgentEvent
 from clawnb.gates import build_gate
 from clawnb.notebook import render
 from clawnb.notebook.approval import Approver
-from clawnb.notebook.render import STYLE, Card, TextView, _card_html
+from clawnb.notebook.render import STYLE, Card, TextView, WidgetView, _card_html
 from clawnb.tools import EditTool, FileState, ReadTool, WriteTool
 from clawnb.types import ToolCall
 
@@ -315,3 +315,29 @@ async def test_the_plan_box_revises_on_enter_and_cancels() -> None:
     box = next(b for b in view.body.children if "clawnb-plan" in b._dom_classes)
     click(box.children[2].children[2])  # Cancel
     assert await asyncio.wait_for(task, 2) == ("cancel", "")
+
+
+def test_a_snapshot_output_follows_the_transcript_for_a_mid_run_save(monkeypatch) -> None:
+    shown: list[dict] = []
+
+    class Handle:
+        def update(self, bundle, raw=False):
+            shown.append(bundle)
+
+    def display(obj, raw=False, display_id=None):
+        return Handle() if display_id else None
+
+    view = WidgetView(display=display, clear_output=lambda wait=False: None, snapshots=True)
+    view.start()
+    view(AgentEvent.TextDelta("Checking the stock. "))
+    view.throttle.flush_now()
+    assert shown == []  # at most one refresh every SNAPSHOT_EVERY seconds
+    view._snapshot_at -= view.SNAPSHOT_EVERY
+    view.throttle.flush_now()
+    (bundle,) = shown
+    assert bundle["text/markdown"].startswith("<div class='clawnb-snapshot'></div>")
+    assert "Checking the stock." in bundle["text/markdown"] and STYLE in bundle["text/markdown"]
+    view._snapshot_at -= view.SNAPSHOT_EVERY
+    view.throttle.flush_now()
+    assert len(shown) == 1  # nothing changed: no refresh
+    view.finish()
