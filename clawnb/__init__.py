@@ -7,7 +7,7 @@ IPython or ipywidgets. In a notebook, ``%load_ext clawnb`` registers the ``%%cla
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -119,6 +119,93 @@ _EXPORTS: dict[str, str] = {
     "PlanAgent": "clawnb.planning",
 }
 
+# Mirrors _EXPORTS exactly (tests/engine/test_import.py checks it).
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports lazily
+    from .agent import SimpleAgent, StreamingAgent, single_turn
+    from .assemble import AgentSession, build_agent
+    from .config import Config, ConfigLoader, ConfigOverlay
+    from .context import ContextManager, ExtractiveSummarizer
+    from .errors import (
+        AuthenticationError,
+        ClawError,
+        ConfigError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderHTTPError,
+        ProviderTimeout,
+        RateLimitError,
+        ServerError,
+        StreamError,
+    )
+    from .events import AgentEvent, Approval, ApprovalRequest, StreamEvent
+    from .executor import Gate, ToolExecutor, tool_summary
+    from .gates import GatePipeline, build_gate
+    from .hooks import (
+        BlockingHook,
+        Hook,
+        HookAction,
+        HookEvent,
+        HookRegistry,
+        LoggingHook,
+        ShellHook,
+        hooks_from_config,
+    )
+    from .instructions import InstructionLoader
+    from .permissions import (
+        Permission,
+        PermissionDecision,
+        PermissionEngine,
+        PermissionMode,
+        PermissionRule,
+    )
+    from .planning import PlanAgent
+    from .prompt import SystemPromptBuilder
+    from .providers.mock import MockProvider, MockStreamProvider
+    from .providers.openai import OpenAICompatProvider, OpenRouterProvider
+    from .providers.replay import RecordingProvider, ScriptedProvider
+    from .providers.sse import ChunkNormaliser, SSEDecoder, StreamAccumulator, parse_sse_line
+    from .safety import (
+        CommandFilter,
+        PathValidator,
+        ProtectedFileCheck,
+        SafeToolWrapper,
+        SafetyCheck,
+        SafetyViolation,
+    )
+    from .session import SessionLog, SessionStore
+    from .tools import default_tools
+    from .tools.ask import (
+        AskTool,
+        ChannelInputHandler,
+        CliInputHandler,
+        InputHandler,
+        MockInputHandler,
+        UserInputRequest,
+    )
+    from .tools.base import FileState, ToolError
+    from .tools.bash import BashTool
+    from .tools.edit import EditTool
+    from .tools.glob import GlobTool
+    from .tools.grep import GrepTool
+    from .tools.read import ReadTool
+    from .tools.results import ResultLimiter
+    from .tools.subagent import SubagentTool
+    from .tools.tool_search import ToolSearchTool, defer
+    from .tools.web_fetch import WebFetchTool
+    from .tools.write import WriteTool
+    from .types import (
+        AssistantTurn,
+        Message,
+        Provider,
+        StopReason,
+        StreamProvider,
+        TokenUsage,
+        Tool,
+        ToolCall,
+        ToolDefinition,
+        ToolSet,
+    )
+    from .usage import CostTracker
 
 __all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]
 

@@ -95,3 +95,34 @@ def test_the_package_has_no_import_cycles():
 
     for module in sorted(graph):
         visit(module, [])
+
+
+def test_the_type_checking_block_mirrors_the_lazy_exports():
+    # Type checkers read the TYPE_CHECKING imports, the interpreter _EXPORTS: one list each,
+    # so they must name the same things from the same modules.
+    import ast
+    from pathlib import Path
+
+    import clawnb
+
+    tree = ast.parse(Path(clawnb.__file__).read_text(encoding="utf-8"))
+    block = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    )
+    imported = {
+        alias.name: "clawnb." + node.module
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+    assert imported == clawnb._EXPORTS
+
+
+def test_the_package_says_it_is_typed():
+    from pathlib import Path
+
+    import clawnb
+
+    assert (Path(clawnb.__file__).parent / "py.typed").is_file()
