@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawnb.assemble import build_agent, make_provider
-from clawnb.config import Config
+from clawnb.config import Config, trust_workspace
 from clawnb.context import SUMMARY_PREFIX
 from clawnb.events import Approval
 from clawnb.providers.replay import ScriptedProvider
@@ -43,6 +43,8 @@ async def test_scripted_model_from_project_config_and_approval(tmp_path, monkeyp
     ws = tmp_path / "ws"
     _project_config(ws, f'model = "{model}"\ninstructions = "Always be brief."\n')
     (ws / "CLAUDE.md").write_text("Project rule: tabs.")
+    # a scripted model in a project file is honoured only once the folder is trusted
+    trust_workspace(ws, config_home=tmp_path / "xdg")
     asked = []
 
     async def approve(request):
