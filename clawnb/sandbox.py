@@ -24,8 +24,9 @@ says which way bash runs; ``"required"`` refuses to run bash or shell hooks with
 ``"off"`` runs them as before (application-layer checks only). ``auto_allow = true`` lets
 sandboxed bash calls run without asking (explicit deny and ask rules still apply).
 
-On macOS the same policy is a ``sandbox-exec`` profile (:func:`seatbelt_profile`); it is
-written and documented but cannot be tried on this project's Linux CI.
+On macOS the same file and network rules are a ``sandbox-exec`` (Seatbelt) profile
+(:func:`seatbelt_profile`), used when ``sandbox-exec`` is on PATH. It is written, documented
+and unit-checked as text, but has never run: this project's CI is Linux.
 """
 
 from __future__ import annotations
@@ -109,6 +110,9 @@ class SandboxPolicy:
     instruction_files: tuple[str, ...] = DEFAULT_INSTRUCTION_FILES
     bwrap: str = "bwrap"
     extra_read_only: tuple[Path, ...] = field(default=())
+    # "bwrap" (Linux) or "seatbelt" (macOS sandbox-exec: same file and network rules, but no
+    # PID namespace — the process group and the watchdog end what a command leaves behind)
+    kind: str = "bwrap"
 
     # -- description ----------------------------------------------------------------------
     @property
@@ -118,7 +122,8 @@ class SandboxPolicy:
     def describe(self) -> str:
         """``"sandboxed: workspace-write, no network"`` — for the status, banner and cards."""
         net = "network" if self.network else "no network"
-        return f"sandboxed: {self.access}, {net}"
+        how = " (Seatbelt)" if self.kind == "seatbelt" else ""
+        return f"sandboxed{how}: {self.access}, {net}"
 
     def read_only(self) -> SandboxPolicy:
         """The same policy with the workspace read-only too (plan mode looks, never touches)."""
@@ -172,7 +177,10 @@ class SandboxPolicy:
 
     # -- the argv -------------------------------------------------------------------------
     def wrap(self, argv: Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> list[str]:
-        """``bwrap <policy> -- argv``. The working directory is kept (``--chdir``)."""
+        """``bwrap <policy> -- argv`` (or ``sandbox-exec -p <profile> argv`` on macOS). The
+        working directory is kept (``--chdir``)."""
+        if self.kind == "seatbelt":
+            return [self.bwrap, "-p", seatbelt_profile(self), *argv]
         ws = str(self.workspace)
         args = [
             self.bwrap,
@@ -252,15 +260,29 @@ def policy_for(
         raise ValueError(f"[sandbox] mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "off":
         return SandboxStatus(mode, None)
+    net = network in (True, "on")
+    if sys.platform == "darwin":
+        exe = shutil.which("sandbox-exec")
+        if exe is None:
+            return SandboxStatus(mode, None, "sandbox-exec is not on PATH")
+        # Seatbelt matches real paths (/tmp is /private/tmp): the profile names the real one
+        policy = SandboxPolicy(
+            Path(os.path.realpath(workspace)),
+            network=net,
+            auto_allow=auto_allow,
+            instruction_files=tuple(instruction_files),
+            bwrap=exe,
+            kind="seatbelt",
+        )
+        return SandboxStatus(mode, policy)
     if not sys.platform.startswith("linux"):
-        return SandboxStatus(mode, None, f"bubblewrap needs Linux; this is {sys.platform}")
+        return SandboxStatus(mode, None, f"no OS sandbox for {sys.platform}")
     path = bwrap_path()
     if path is None:
         return SandboxStatus(mode, None, "bubblewrap (bwrap) is not on PATH")
     problem = _bwrap_works(path)
     if problem is not None:
         return SandboxStatus(mode, None, f"bubblewrap does not work here: {problem}")
-    net = network in (True, "on")
     policy = SandboxPolicy(
         Path(workspace).absolute(),
         network=net,
@@ -304,9 +326,14 @@ def seatbelt_profile(policy: SandboxPolicy) -> str:
         '(allow file-write* (subpath "/private/tmp") (subpath "/private/var/folders"))',
     ]
     if policy.writable:
-        lines.append(f"(allow file-write* (subpath {lit(policy.workspace)}))")
-        for path in policy.control_paths():
-            lines.append(f"(deny file-write* (subpath {lit(path)}) (literal {lit(path)}))")
+        # one rule that excludes the control paths (require-not), rather than a deny after
+        # the allow, so nothing depends on which of two matching rules Seatbelt prefers
+        excluded = "".join(
+            f" (require-not (subpath {lit(path)}))" for path in policy.control_paths()
+        )
+        lines.append(
+            f"(allow file-write* (require-all (subpath {lit(policy.workspace)}){excluded}))"
+        )
     if policy.network:
         lines.append("(allow network*)")
     else:

@@ -4,6 +4,7 @@ touches the real machine."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import select
 import shutil
@@ -383,9 +384,17 @@ def test_seatbelt_profile_confines_writes_and_network(ws):
     status = policy_for(ws)
     profile = seatbelt_profile(status.policy)
     assert "(deny default)" in profile
-    assert f'(allow file-write* (subpath "{ws}"))' in profile
-    assert f'(deny file-write* (subpath "{ws / ".claw"}")' in profile
+    assert f'(allow file-write* (require-all (subpath "{ws}")' in profile
+    assert f'(require-not (subpath "{ws / ".claw"}"))' in profile
+    assert f'(require-not (subpath "{ws / "CLAUDE.md"}"))' in profile
     assert "(allow network*)" not in profile
+    assert "(allow file-write* (require-all" not in seatbelt_profile(status.policy.read_only())
+    # on macOS the policy wraps the command with sandbox-exec and this profile
+    mac = dataclasses.replace(status.policy, kind="seatbelt", bwrap="/usr/bin/sandbox-exec")
+    argv = mac.wrap(["bash", "-c", "ls"])
+    assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"] and argv[3:] == ["bash", "-c", "ls"]
+    assert argv[2] == profile
+    assert mac.describe() == "sandboxed (Seatbelt): workspace-write, no network"
 
 
 async def test_sandboxed_call_overhead_is_small(ws):
