@@ -32,9 +32,9 @@ import dataclasses
 import inspect
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .errors import ClawError
 from .secrets import redact, redactor
@@ -48,6 +48,8 @@ __all__ = [
     "HookAction",
     "HookEvent",
     "HookRegistry",
+    "AnyHookAction",
+    "AnyHookEvent",
     "LoggingHook",
     "ShellHook",
     "hooks_from_config",
@@ -94,14 +96,24 @@ class HookAction:
         args: Any
 
 
+# The namespaces above group the variants; these unions are what signatures name.
+AnyHookEvent: TypeAlias = (
+    HookEvent.PreToolCall | HookEvent.PostToolCall | HookEvent.AgentStart | HookEvent.AgentEnd
+)
+AnyHookAction: TypeAlias = HookAction.Continue | HookAction.Block | HookAction.ModifyArgs
+
+
 @runtime_checkable
 class Hook(Protocol):
-    """Anything with ``on_event(event) -> HookAction`` (a coroutine or a plain function)."""
+    """Anything with ``on_event(event) -> HookAction`` (a coroutine or a plain function;
+    ``None`` counts as ``Continue``)."""
 
-    def on_event(self, event: Any) -> Any: ...
+    def on_event(
+        self, event: AnyHookEvent
+    ) -> AnyHookAction | None | Awaitable[AnyHookAction | None]: ...
 
 
-def _event_name(event: Any) -> str:
+def _event_name(event: AnyHookEvent) -> str:
     match event:
         case HookEvent.PreToolCall():
             return "pre_tool_call"
@@ -117,13 +129,13 @@ def _event_name(event: Any) -> str:
 class HookRegistry:
     """Hooks in registration order."""
 
-    def __init__(self, hooks: Iterable[Any] = ()) -> None:
-        self._hooks: list[Any] = list(hooks)
+    def __init__(self, hooks: Iterable[Hook] = ()) -> None:
+        self._hooks: list[Hook] = list(hooks)
 
-    def register(self, hook: Any) -> None:
+    def register(self, hook: Hook) -> None:
         self._hooks.append(hook)
 
-    def with_(self, hook: Any) -> HookRegistry:
+    def with_(self, hook: Hook) -> HookRegistry:
         """Builder form of :meth:`register` (the book's ``with``)."""
         self.register(hook)
         return self
@@ -134,17 +146,17 @@ class HookRegistry:
         return not self._hooks
 
     @property
-    def hooks(self) -> list[Any]:
+    def hooks(self) -> list[Hook]:
         return list(self._hooks)
 
     def __len__(self) -> int:
         return len(self._hooks)
 
-    async def dispatch(self, event: Any) -> Any:
+    async def dispatch(self, event: AnyHookEvent) -> AnyHookAction:
         """Ask every hook; return the first ``Block``, else the last ``ModifyArgs``, else
         ``Continue``. A hook that raises blocks the call (a broken policy must not let
         everything through)."""
-        modified: Any = None
+        modified: HookAction.ModifyArgs | None = None
         for hook in self._hooks:
             try:
                 action = hook.on_event(event)
@@ -178,7 +190,7 @@ class LoggingHook:
     def messages(self) -> list[str]:
         return list(self._log)
 
-    async def on_event(self, event: Any) -> Any:
+    async def on_event(self, event: AnyHookEvent) -> AnyHookAction:
         match event:
             case HookEvent.PreToolCall(tool_name=name):
                 self._log.append(f"pre:{name}")
@@ -198,7 +210,7 @@ class BlockingHook:
         self.blocked_tools = list(blocked_tools)
         self.reason = reason
 
-    async def on_event(self, event: Any) -> Any:
+    async def on_event(self, event: AnyHookEvent) -> AnyHookAction:
         if isinstance(event, HookEvent.PreToolCall) and event.tool_name in self.blocked_tools:
             return HookAction.Block(self.reason)
         return HookAction.Continue()
@@ -252,7 +264,7 @@ class ShellHook:
         pattern = self.tool_pattern
         return pattern is None or glob_match(pattern, tool_name)
 
-    async def on_event(self, event: Any) -> Any:
+    async def on_event(self, event: AnyHookEvent) -> AnyHookAction:
         if isinstance(event, HookEvent.PreToolCall):
             stage = "pre"
         elif isinstance(event, HookEvent.PostToolCall):
@@ -265,12 +277,14 @@ class ShellHook:
             return HookAction.Continue()
         return await self._run(event, stage)
 
-    def _payload(self, event: Any) -> dict[str, Any]:
+    def _payload(self, event: HookEvent.PreToolCall | HookEvent.PostToolCall) -> dict[str, Any]:
         payload: dict[str, Any] = {"event": _event_name(event)}
         payload.update({f.name: getattr(event, f.name) for f in dataclasses.fields(event)})
         return payload
 
-    async def _run(self, event: Any, stage: str) -> Any:
+    async def _run(
+        self, event: HookEvent.PreToolCall | HookEvent.PostToolCall, stage: str
+    ) -> AnyHookAction:
         # A hook is another program, often one that logs: it sees the call and the result with
         # every known key replaced (clawnb.secrets), as the model and the screen do.
         payload = redactor.redact_data(self._payload(event))
@@ -325,7 +339,7 @@ class ShellHook:
         return f"ShellHook({self.command!r}, tool_pattern={self.tool_pattern!r})"
 
 
-def _parse_stdout(text: str, stage: str) -> Any:
+def _parse_stdout(text: str, stage: str) -> AnyHookAction:
     """A hook may answer with a JSON object on stdout; anything else is just output."""
     text = text.strip()
     if not text.startswith("{"):
