@@ -208,7 +208,9 @@ class SandboxPolicy:
             p = str(path)
             args += ["--ro-bind", p, p]
         args += ["--chdir", os.fspath(cwd) if cwd is not None else ws]
-        args += ["--setenv", "TMPDIR", "/tmp", "--"]
+        # the home folder is read-only: tools that cache there (pip, uv, pre-commit …) follow
+        # XDG_CACHE_HOME into the private /tmp instead of failing
+        args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "XDG_CACHE_HOME", "/tmp/.cache", "--"]
         args += list(argv)
         return args
 

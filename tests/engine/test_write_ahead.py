@@ -15,6 +15,7 @@ from pathlib import Path
 from clawnb.events import AgentEvent
 from clawnb.session import INTERRUPTED_SESSION_RESULT, SessionLog, write_ahead
 from clawnb.types import AssistantTurn, Message, StopReason, ToolCall
+from tests.conftest import pids_with
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -161,21 +162,6 @@ def test_kill_9_during_a_tool_keeps_the_call_and_says_it_was_interrupted(tmp_pat
     assert turn.turn.tool_calls[0].arguments["command"] == command  # …and the log says so
     assert history[-1] == Message.ToolResult("c1", INTERRUPTED_SESSION_RESULT)
     deadline = time.monotonic() + 5
-    while _pids_with(marker) and time.monotonic() < deadline:
+    while pids_with(marker) and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert not _pids_with(marker), "the tool's process outlived the agent"
-
-
-def _pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
+    assert not pids_with(marker), "the tool's process outlived the agent"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_script
+from tests.conftest import pids_with, write_script
 
 from .kernelclient import Frontend, Kernel, kernel_env
 
@@ -173,9 +173,9 @@ def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> Non
     assert "interrupted" in run.text
     assert (workspace / "bg.pid").read_text().strip()  # it did start
     deadline = time.monotonic() + 3
-    while _pids_with(marker) and time.monotonic() < deadline:
+    while pids_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _pids_with(marker), f"background sleep {_pids_with(marker)} survived"
+    assert not pids_with(marker), f"background sleep {pids_with(marker)} survived"
     history_ok(kernel)
     write_script(workspace / "n.jsonl", [{"text": "next cell fine"}])
     run = kernel.execute("%%claw --model scripted:n.jsonl\nstill there?", allow_stdin=False)
@@ -200,23 +200,6 @@ def test_interrupt_while_waiting_for_approval(kernel, workspace) -> None:
     # said once, by the error line, not again as a note in the transcript above it
     assert run.text.count("the turn was stopped") == 1, run.text
     history_ok(kernel)
-
-
-def _pids_with(marker: str) -> list[int]:
-    """Host pids of live processes whose command line contains ``marker`` (a pid printed
-    inside the bash sandbox is a PID-namespace number, meaningless out here)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
 
 
 def _alive(pid: int) -> bool:

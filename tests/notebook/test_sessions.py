@@ -13,7 +13,7 @@ import pytest
 
 from clawnb.session import INTERRUPTED_SESSION_RESULT, SessionLog
 from clawnb.types import Message
-from tests.conftest import write_script
+from tests.conftest import pids_with, write_script
 
 from .kernelclient import Kernel, kernel_env
 
@@ -25,21 +25,6 @@ def _kernel(ws: Path) -> Kernel:
     run = k.execute("%load_ext clawnb")
     assert run.status == "ok", run.text
     return k
-
-
-def _pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
 
 
 def test_conversation_and_undo_survive_a_kernel_restart(tmp_path):
@@ -118,9 +103,9 @@ def test_kill_9_of_the_kernel_during_a_tool_resumes_with_the_call_and_no_orphan(
             time.sleep(0.05)
         os.kill(first.km.provisioner.process.pid, signal.SIGKILL)  # the kernel dies mid-tool
         deadline = time.monotonic() + 10
-        while _pids_with(marker) and time.monotonic() < deadline:
+        while pids_with(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _pids_with(marker), "the tool's process outlived the kernel"
+        assert not pids_with(marker), "the tool's process outlived the kernel"
     finally:
         first.close()
 

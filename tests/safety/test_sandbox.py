@@ -25,6 +25,7 @@ from clawnb.hooks import HookAction, HookEvent, ShellHook
 from clawnb.sandbox import SandboxUnavailable, bwrap_path, policy_for, seatbelt_profile
 from clawnb.tools import BashTool, ToolError
 from clawnb.types import Message, ToolCall
+from tests.conftest import pids_with, wait_until
 
 if bwrap_path() is None and os.environ.get("CLAWNB_SANDBOX_TESTS") == "require":
     raise RuntimeError(
@@ -60,30 +61,6 @@ def sandboxed(ws: Path, **kw) -> BashTool:
     return BashTool(ws, sandbox=status, kill_grace=0.2)
 
 
-def _pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
-
-
-def _wait_until(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
 # -- the file system ---------------------------------------------------------------------------
 
 
@@ -117,6 +94,11 @@ async def test_the_sandbox_tmp_is_private_and_empty(ws, outside):
     # the workspace itself lives under /tmp here, so /tmp shows its path's first component only
     assert result.strip().splitlines()[-1] == "x"
     assert marker.name not in result
+    # caches follow XDG_CACHE_HOME into it (the home folder is read-only)
+    result = await sandboxed(ws).call(
+        {"command": "mkdir -p $XDG_CACHE_HOME/pip && echo $XDG_CACHE_HOME"}
+    )
+    assert result == "/tmp/.cache\n"
 
 
 async def test_control_files_stay_read_only_inside_the_workspace(ws):
@@ -216,7 +198,7 @@ async def test_setsid_background_job_does_not_outlive_the_call(ws):
         {"command": f"setsid bash -c 'sleep 1000; : {marker}' > /dev/null 2>&1 & echo started"}
     )
     assert result == "started\n"
-    assert _wait_until(lambda: not _pids_with(marker)), "the setsid job survived the call"
+    assert wait_until(lambda: not pids_with(marker)), "the setsid job survived the call"
 
 
 async def test_agent_process_is_invisible_inside(ws):
@@ -249,20 +231,20 @@ def test_tool_processes_die_when_the_agent_is_killed(ws, mode):
         [sys.executable, "-c", _AGENT_SCRIPT, mode, str(ws), marker], stdout=subprocess.DEVNULL
     )
     try:
-        started = lambda: len([p for p in _pids_with(marker) if p != agent.pid]) >= 2  # noqa: E731
-        assert _wait_until(started), "the command never started"
+        started = lambda: len([p for p in pids_with(marker) if p != agent.pid]) >= 2  # noqa: E731
+        assert wait_until(started), "the command never started"
     finally:
         agent.kill()
         agent.wait()
-    survivors = lambda: [p for p in _pids_with(marker) if p != agent.pid]  # noqa: E731
+    survivors = lambda: [p for p in pids_with(marker) if p != agent.pid]  # noqa: E731
     if mode == "off":
         # without a sandbox the watchdog gets the command's group; a setsid job escapes it
         # (documented): only the sandbox's PID namespace reaches that one
-        assert _wait_until(lambda: len(survivors()) <= 1)
+        assert wait_until(lambda: len(survivors()) <= 1)
         for pid in survivors():
             os.kill(pid, 9)
     else:
-        assert _wait_until(lambda: not survivors()), f"orphans: {survivors()}"
+        assert wait_until(lambda: not survivors()), f"orphans: {survivors()}"
 
 
 # -- modes -------------------------------------------------------------------------------------
