@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Self
 from .errors import ContextOverflowError, MaxTurnsExceeded
 from .events import (
     AgentEvent,
+    AgentEventCallback,
     AnyStreamEvent,
-    EventCallback,
     StreamEvent,
     StreamEventCallback,
     emit,
@@ -132,7 +132,10 @@ class _Loop:
         return self
 
     async def _loop(
-        self, messages: list[Message], on_event: EventCallback | None, phase: Phase | None = None
+        self,
+        messages: list[Message],
+        on_event: AgentEventCallback | None,
+        phase: Phase | None = None,
     ) -> str:
         """The book's loop: ask the model; run the tools it calls and append the round; stop
         when it answers without tools (or the phase is over) and return its text."""
@@ -180,7 +183,7 @@ class _Loop:
         self,
         messages: list[Message],
         definitions: list[ToolDefinition],
-        on_event: EventCallback | None,
+        on_event: AgentEventCallback | None,
     ) -> AssistantTurn:
         """One model turn."""
         return await complete(self.provider, messages, definitions)
@@ -189,7 +192,7 @@ class _Loop:
         self,
         messages: list[Message],
         definitions: list[ToolDefinition],
-        on_event: EventCallback | None,
+        on_event: AgentEventCallback | None,
     ) -> AssistantTurn:
         """:meth:`_ask`; if the server says the conversation no longer fits its context
         window, the context manager makes it fit (a summary, or the oldest turns dropped),
@@ -222,16 +225,18 @@ class SimpleAgent(_Loop):
     async def run(self, prompt: str) -> str:
         return await self.chat([Message.User(prompt)])
 
-    async def chat(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
+    async def chat(
+        self, messages: list[Message], on_event: AgentEventCallback | None = None
+    ) -> str:
         """Continue ``messages`` (appended to in place) until the model stops; return its text.
         Provider errors propagate."""
         return await self._loop(messages, on_event)
 
-    async def run_with_events(self, prompt: str, on_event: EventCallback) -> list[Message]:
+    async def run_with_events(self, prompt: str, on_event: AgentEventCallback) -> list[Message]:
         return await self.run_with_history([Message.User(prompt)], on_event)
 
     async def run_with_history(
-        self, messages: list[Message], on_event: EventCallback
+        self, messages: list[Message], on_event: AgentEventCallback
     ) -> list[Message]:
         """Like :meth:`chat` but reports failures as ``AgentEvent.Error`` and returns the
         (appended) history instead of raising."""
@@ -249,16 +254,21 @@ class StreamingAgent(_Loop):
     def __init__(self, provider: AnyProvider, **options: Any) -> None:
         super().__init__(provider, **options)
 
-    async def run(self, prompt: str, on_event: EventCallback | None = None) -> str:
+    async def run(self, prompt: str, on_event: AgentEventCallback | None = None) -> str:
         return await self.chat([Message.User(prompt)], on_event)
 
-    async def chat(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
+    async def chat(
+        self, messages: list[Message], on_event: AgentEventCallback | None = None
+    ) -> str:
         """Stream until the model stops; a provider error is reported as ``AgentEvent.Error``
         and then raised."""
         return await self._reporting_loop(messages, on_event)
 
     async def _reporting_loop(
-        self, messages: list[Message], on_event: EventCallback | None, phase: Phase | None = None
+        self,
+        messages: list[Message],
+        on_event: AgentEventCallback | None,
+        phase: Phase | None = None,
     ) -> str:
         try:
             return await self._loop(messages, on_event, phase)
@@ -270,7 +280,7 @@ class StreamingAgent(_Loop):
         self,
         messages: list[Message],
         definitions: list[ToolDefinition],
-        on_event: EventCallback | None,
+        on_event: AgentEventCallback | None,
     ) -> AssistantTurn:
         """One model turn, streamed: text deltas reach ``on_event`` as they arrive."""
         if not isinstance(self.provider, StreamProvider):  # a plain Provider works too
@@ -278,7 +288,7 @@ class StreamingAgent(_Loop):
         return await self.provider.stream_chat(messages, definitions, stream_forwarder(on_event))
 
 
-def stream_forwarder(on_event: EventCallback | None) -> StreamEventCallback | None:
+def stream_forwarder(on_event: AgentEventCallback | None) -> StreamEventCallback | None:
     """A ``StreamEvent`` callback that passes text and reasoning on to ``on_event`` as
     ``AgentEvent`` s (``None`` when nobody listens, so providers skip the calls)."""
     if on_event is None:

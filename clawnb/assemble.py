@@ -36,7 +36,7 @@ from .checkpoints import Checkpoints
 from .config import Config, ConfigLoader
 from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from .errors import ContextOverflowError
-from .events import AgentEvent, ApprovalCallback, EventCallback, emit
+from .events import AgentEvent, AgentEventCallback, ApprovalCallback, emit
 from .executor import Gate, ResultLimit
 from .permissions import PermissionMode
 from .secrets import redact, watch_dotenv
@@ -199,7 +199,7 @@ class AgentSession:
         return variant() if callable(variant) else None
 
     # -- events ---------------------------------------------------------------------------------
-    def _tap(self, on_event: EventCallback | None) -> EventCallback:
+    def _tap(self, on_event: AgentEventCallback | None) -> AgentEventCallback:
         """Count every model turn's usage in the cost tracker, then pass the event on."""
 
         async def tap(event: Any) -> None:
@@ -215,7 +215,7 @@ class AgentSession:
     async def send(
         self,
         prompt: str,
-        on_event: EventCallback | None = None,
+        on_event: AgentEventCallback | None = None,
         *,
         review: PlanReview | None = None,
     ) -> str:
@@ -241,7 +241,7 @@ class AgentSession:
     async def run_plan(
         self,
         prompt: str,
-        on_event: EventCallback | None = None,
+        on_event: AgentEventCallback | None = None,
         *,
         review: PlanReview | None = None,
     ) -> str:
@@ -281,7 +281,7 @@ class AgentSession:
             ).read_only(read_only_tool_names(tools))
         return self._plan_agent
 
-    async def plan(self, prompt: str, on_event: EventCallback | None = None) -> str:
+    async def plan(self, prompt: str, on_event: AgentEventCallback | None = None) -> str:
         """Plan mode for one request: read-only tools until the model submits a plan.
 
         The history already starts with the agent's system prompt, so the planning
@@ -294,7 +294,7 @@ class AgentSession:
         return await self._planner().plan(self.history, self._tap(on_event))
 
     async def execute_plan(
-        self, on_event: EventCallback | None = None, *, feedback: str | None = None
+        self, on_event: AgentEventCallback | None = None, *, feedback: str | None = None
     ) -> str:
         """Carry out the plan with every tool (after the person approved it)."""
         self.history.append(Message.User(feedback or APPROVED_PLAN))

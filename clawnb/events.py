@@ -161,6 +161,7 @@ AnyAgentEvent: TypeAlias = (
     | AgentEvent.ToolResult
     | AgentEvent.TurnEnd
     | AgentEvent.ContextRecovered
+    | AgentEvent.Nested
 )
 
 StreamEventCallback: TypeAlias = Callable[[AnyStreamEvent], Awaitable[None] | None]

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from .events import AgentEvent, EventCallback, emit
+from .events import AgentEvent, AgentEventCallback, emit
 from .secrets import redact
 from .types import Tool, ToolCall, ToolSet
 
@@ -93,7 +93,7 @@ class CallContext:
     :class:`~clawnb.events.AgentEvent.Nested` with ``call_id`` as the parent."""
 
     call_id: str
-    on_event: EventCallback | None
+    on_event: AgentEventCallback | None
     depth: int = 0
 
 
@@ -129,7 +129,9 @@ class ToolExecutor:
         self.max_concurrency = max_concurrency
         self.result_limit = result_limit
 
-    async def run(self, calls: list[ToolCall], on_event: EventCallback | None = None) -> list[str]:
+    async def run(
+        self, calls: list[ToolCall], on_event: AgentEventCallback | None = None
+    ) -> list[str]:
         """Run ``calls`` and return their results in call order."""
         if len(calls) == 1:
             return [await self.run_call(calls[0], on_event)]
@@ -188,7 +190,7 @@ class ToolExecutor:
         group: list[int],
         results: list[str | None],
         started: set[int],
-        on_event: EventCallback | None,
+        on_event: AgentEventCallback | None,
     ) -> None:
         limit = asyncio.Semaphore(max(1, self.max_concurrency))
 
@@ -202,7 +204,7 @@ class ToolExecutor:
                 tg.create_task(one(i))
 
     async def run_call(
-        self, call: ToolCall, on_event: EventCallback | None = None, *, announce: bool = True
+        self, call: ToolCall, on_event: AgentEventCallback | None = None, *, announce: bool = True
     ) -> str:
         """Run one call through the whole pipeline and return its result.
 
@@ -280,7 +282,7 @@ def _preview(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-async def _emit_quietly(on_event: EventCallback | None, event: Any) -> None:
+async def _emit_quietly(on_event: AgentEventCallback | None, event: Any) -> None:
     try:
         await emit(on_event, event)
     except Exception:  # a broken front end must not hide the interrupt

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .agent import Phase, StreamingAgent
-from .events import EventCallback
+from .events import AgentEventCallback
 from .executor import Gate, Refusal
 from .types import AnyProvider, Message, Tool, ToolCall, ToolDefinition, ToolSet
 
@@ -186,7 +186,9 @@ class PlanAgent(StreamingAgent):
         return frozenset(self._read_only)
 
     # -- phases -------------------------------------------------------------------------------
-    async def plan(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
+    async def plan(
+        self, messages: list[Message], on_event: AgentEventCallback | None = None
+    ) -> str:
         """Explore read-only until the model stops or calls ``exit_plan``; return the plan text.
         ``messages`` is appended to in place."""
         if not messages or not isinstance(messages[0], Message.System):
@@ -194,6 +196,8 @@ class PlanAgent(StreamingAgent):
         phase = PlanPhase(self.tools, self.gate, self._read_only)
         return await self._reporting_loop(messages, on_event, phase)
 
-    async def execute(self, messages: list[Message], on_event: EventCallback | None = None) -> str:
+    async def execute(
+        self, messages: list[Message], on_event: AgentEventCallback | None = None
+    ) -> str:
         """Carry out the (approved) plan with every tool; return the final text."""
         return await self._reporting_loop(messages, on_event)

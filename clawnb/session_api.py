@@ -25,7 +25,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .events import Approval, ApprovalCallback, ApprovalRequest, EventCallback
+from .events import AgentEventCallback, Approval, ApprovalCallback, ApprovalRequest
 
 if TYPE_CHECKING:
     from .planning import PlanReview
@@ -59,7 +59,7 @@ class Session(Protocol):
     async def send(
         self,
         prompt: str,
-        on_event: EventCallback | None = None,
+        on_event: AgentEventCallback | None = None,
         *,
         review: PlanReview | None = None,
     ) -> str:

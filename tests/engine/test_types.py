@@ -137,3 +137,26 @@ def test_turn_without_stop_reason_infers_it():
 def test_token_usage_default_and_sum():
     assert TokenUsage() == TokenUsage(0, 0)
     assert TokenUsage(1, 2) + TokenUsage(3, 4) == TokenUsage(4, 6)
+
+
+@pytest.mark.parametrize(
+    ("namespace", "union"),
+    [
+        ("clawnb.events.StreamEvent", "clawnb.events.AnyStreamEvent"),
+        ("clawnb.events.AgentEvent", "clawnb.events.AnyAgentEvent"),
+        ("clawnb.hooks.HookEvent", "clawnb.hooks.AnyHookEvent"),
+        ("clawnb.hooks.HookAction", "clawnb.hooks.AnyHookAction"),
+    ],
+)
+def test_each_event_union_names_every_variant_of_its_namespace(namespace, union):
+    # A variant added to a namespace but not to its union would be rejected by the type
+    # checker at every typed callback.
+    import importlib
+    import typing
+
+    def resolve(dotted: str):
+        module, _, name = dotted.rpartition(".")
+        return getattr(importlib.import_module(module), name)
+
+    variants = {v for v in vars(resolve(namespace)).values() if isinstance(v, type)}
+    assert set(typing.get_args(resolve(union))) == variants
