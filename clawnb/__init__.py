@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     # provider errors
     "ProviderHTTPError": "clawnb.errors",
     "RateLimitError": "clawnb.errors",
+    "BadRequestError": "clawnb.errors",
+    "ContextOverflowError": "clawnb.errors",
     "AuthenticationError": "clawnb.errors",
     "ServerError": "clawnb.errors",
     "ProviderConnectionError": "clawnb.errors",
@@ -127,8 +129,10 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from .context import ContextManager, ExtractiveSummarizer
     from .errors import (
         AuthenticationError,
+        BadRequestError,
         ClawError,
         ConfigError,
+        ContextOverflowError,
         ProviderConnectionError,
         ProviderError,
         ProviderHTTPError,

@@ -490,7 +490,6 @@ class OpenAICompatProvider:
         self.cache_prompt = cache_prompt
         # max_tokens is clawnb's default cap, not the user's: drop it if a server refuses it
         self.default_cap = default_cap and max_tokens is not None
-        self.server_header: str | None = None  # the last response's Server header
         # Server profile (clawnb.providers.profiles): a named kind, or "auto" to ask the
         # server's /models once, before the first request, when it runs on a local network.
         if server not in (None, "auto") and server not in PROFILES:
@@ -718,7 +717,6 @@ class OpenAICompatProvider:
             self.endpoint, json=body, headers=self._request_headers(), timeout=self.timeout
         )
         progress.answered = True
-        self._note_response(response)
         if response.status_code >= 400:
             raise self._http_error(response, response.content)
         return self._parse_json(response.content)
@@ -768,10 +766,6 @@ class OpenAICompatProvider:
                 log.warning("%s; retry %d/%d in %.1fs", error, attempt, self.max_retries, delay)
                 await asyncio.sleep(delay)
 
-    def _note_response(self, response: httpx.Response) -> None:
-        """Remember what the server said about itself (for server profiles)."""
-        self.server_header = response.headers.get("server")
-
     # -- StreamProvider -----------------------------------------------------------------------
 
     async def stream_chat(
@@ -808,7 +802,6 @@ class OpenAICompatProvider:
             timeout=self.timeout,
         ) as response:
             progress.answered = True
-            self._note_response(response)
             if response.status_code >= 400:
                 raise self._http_error(response, await response.aread())
             content_type = response.headers.get("content-type", "")
