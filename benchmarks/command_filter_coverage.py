@@ -21,23 +21,15 @@ table and, last, the ratio caught by ``recommended``.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 from clawnb.safety import DEFAULT_BLOCKED_COMMANDS, CommandFilter
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "safety" / "data"
-
-
-def load(name: str) -> list[tuple[str, str]]:
-    rows = []
-    for line in (DATA / name).read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        category, sep, command = line.partition("\t")
-        rows.append((category, command) if sep else ("-", line))
-    return rows
-
+# The corpus and its reader are the safety tests' (one copy, tests/safety/data/).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.safety.conftest import load_commands as load  # noqa: E402
 
 FILTERS = {
     "book-raw": CommandFilter.default_filters(normalize=False),
