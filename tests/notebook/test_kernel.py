@@ -202,16 +202,6 @@ def test_interrupt_while_waiting_for_approval(kernel, workspace) -> None:
     history_ok(kernel)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return "\nState:\tZ" not in f.read()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return os.path.exists(f"/proc/{pid}")
-
-
 def test_stdin_approval_and_interrupt_while_input_waits(kernel, workspace) -> None:
     write_script(
         workspace / "s.jsonl",

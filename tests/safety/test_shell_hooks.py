@@ -18,6 +18,7 @@ from clawnb.hooks import (
     ShellHook,
     hooks_from_config,
 )
+from tests.conftest import running, wait_until
 
 PRE = HookEvent.PreToolCall("bash", {"command": "ls -la"})
 POST = HookEvent.PostToolCall("write", {"path": "a.txt"}, "wrote a.txt")
@@ -37,14 +38,6 @@ async def test_zero_exit_continues():
     assert await ShellHook("echo just output").on_event(PRE) == HookAction.Continue()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ", 1)[1][0] != "Z"  # a zombie is dead
-    except FileNotFoundError:
-        return False
-
-
 async def test_timeout_blocks_and_kills_the_process_group(tmp_path: Path):
     pidfile = tmp_path / "child.pid"
     hook = ShellHook(f"sleep 30 & echo $! > {pidfile}; wait", timeout_ms=300)
@@ -54,10 +47,9 @@ async def test_timeout_blocks_and_kills_the_process_group(tmp_path: Path):
     assert isinstance(action, HookAction.Block)
     assert action.reason.startswith("hook timed out after 300 ms")
     child = int(pidfile.read_text())
-    deadline = time.monotonic() + 3
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(child), "the hook's background child survived the timeout"
+    assert wait_until(lambda: not running(child), 3), (
+        "the hook's background child survived the timeout"
+    )
 
 
 async def test_event_arrives_as_json_on_stdin(tmp_path: Path):
