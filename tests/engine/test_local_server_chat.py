@@ -118,3 +118,24 @@ def test_chat_recovers_from_context_overflow_and_the_next_turns_work(tmp_path):
     last = server.requests[-2]["messages"]  # the turn before /compact's summary request
     assert last[-1] == {"role": "user", "content": "fourth: short"}
     assert not any("third: " in str(m.get("content")) for m in last)  # no poisoned history
+
+
+def test_a_tool_round_on_llama_cpp_python_works_end_to_end(tmp_path):
+    # The first finding: the request after every tool call failed on this server
+    # (no "content" on the assistant message), and without tool_choice it hid the tools.
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "notes.txt").write_text("buy milk\n")
+    replies = [Reply(None, [("c1", "read", {"path": "notes.txt"})]), Reply("It says: buy milk.")]
+    with FakeServer("llama-cpp-python", replies) as server:
+        child = _chat(tmp_path, server.url)
+        child.sendline("what is in notes.txt?")
+        child.expect("It says: buy milk.")
+        child.expect("you> ")
+        _bye(child)
+    first, second = server.requests
+    assert first["tool_choice"] == "auto" and first["tools"]
+    assistant = second["messages"][-2]
+    assert assistant["role"] == "assistant" and assistant["content"] == ""
+    assert (
+        second["messages"][-1]["role"] == "tool" and "buy milk" in second["messages"][-1]["content"]
+    )
