@@ -63,15 +63,14 @@ _WHOLE_FILE_BYTES = 16 * 1024 * 1024
 _BATCH_ARG_BYTES = 256 * 1024
 
 
-@lru_cache(maxsize=1)
-def system_grep() -> str | None:
-    """Path of a ``grep`` that supports ``-P`` (PCRE), or ``None``."""
-    exe = shutil.which("grep")
+def _with_pcre(name: str, *flags: str) -> str | None:
+    """Path of the ``name`` program if it runs ``-P`` (Perl-style regexes), else ``None``."""
+    exe = shutil.which(name)
     if exe is None:
         return None
     try:
         probe = subprocess.run(
-            [exe, "-P", "-e", r"\d", os.devnull],
+            [exe, *flags, "-P", "-e", r"\d", os.devnull],
             capture_output=True,
             env={**os.environ, "LC_ALL": "C"},
             timeout=5,
@@ -82,20 +81,15 @@ def system_grep() -> str | None:
 
 
 @lru_cache(maxsize=1)
+def system_grep() -> str | None:
+    """Path of a ``grep`` that supports ``-P`` (PCRE), or ``None``."""
+    return _with_pcre("grep")
+
+
+@lru_cache(maxsize=1)
 def system_rg() -> str | None:
     """Path of a ripgrep that supports ``-P`` (PCRE2), or ``None``."""
-    exe = shutil.which("rg")
-    if exe is None:
-        return None
-    try:
-        probe = subprocess.run(
-            [exe, "--no-config", "-P", "-e", r"\d", os.devnull],
-            capture_output=True,
-            timeout=5,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return exe if probe.returncode == 1 else None  # 1 = ran fine, found nothing
+    return _with_pcre("rg", "--no-config")
 
 
 Match = tuple[int, int, bytes]  # (file index, line number, raw line)
