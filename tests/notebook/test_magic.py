@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from clawnb.notebook.magic import ClawTransformer, parse_options
 from clawnb.types import Message
-from tests.conftest import write_script
+from tests.conftest import async_wait_until, pids_with, write_script
 
 WRITE_THEN_DONE = [
     {
@@ -348,21 +350,27 @@ async def test_stop_cancels_the_background_task_cleanly(shell, tmp_path: Path) -
 
     from clawnb.notebook.magic import ClawMagics
 
+    marker = f"30.{os.getpid()}{time.monotonic_ns() % 10**6:06d}"  # this test's sleep
     write_script(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "b", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+            {
+                "tool_calls": [
+                    {"id": "b", "name": "bash", "arguments": {"command": f"sleep {marker}"}}
+                ]
+            },
             {"text": "never"},
         ],
     )
     magics = ClawMagics(shell)
     magics.claw("--model scripted:s.jsonl --approve allow", "sleep")
     task = magics._background
-    await asyncio.sleep(0.5)
-    task.cancel()  # what the Stop button does
+    assert await async_wait_until(lambda: pids_with(marker)), "the bash call never started"
+    task.cancel()  # what the Stop button does, while the command runs
     await asyncio.wait_for(task, 5)  # ends without raising (no KeyboardInterrupt out of a task)
     assert_history_valid(shell._clawnb_session.messages)
     assert shell._clawnb_session.messages[-1].content == "error: interrupted by user"
+    assert await async_wait_until(lambda: not pids_with(marker)), "the command outlived Stop"
 
 
 def test_a_key_from_dotenv_is_scrubbed_too(shell, tmp_path: Path) -> None:
