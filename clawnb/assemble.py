@@ -449,7 +449,7 @@ def build_agent(
     if provider is None:
         provider = make_provider(model_name, config)
     offline = is_offline_model(model_name)
-    summarizer: Any = ExtractiveSummarizer() if offline else None
+    summarizer: AnyProvider | None = ExtractiveSummarizer() if offline else None
     if record is not None:
         from .providers.replay import RecordingProvider
 

@@ -116,7 +116,7 @@ def _words(text: str) -> list[str]:
 
 
 def request_summary(
-    provider: Any, messages: list[Message], tools: list[ToolDefinition], *, stream: bool
+    provider: AnyProvider, messages: list[Message], tools: list[ToolDefinition], *, stream: bool
 ) -> dict[str, Any]:
     """What a recording keeps about a request: never a key, a header or an URL's credentials."""
     last_user = next((m.content for m in reversed(messages) if isinstance(m, Message.User)), None)

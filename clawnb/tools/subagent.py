@@ -25,7 +25,7 @@ from typing import Any
 
 from ..events import AgentEvent, emit
 from ..executor import Gate, ResultLimit, current_call
-from ..types import Message, TokenUsage, Tool, ToolDefinition, ToolSet
+from ..types import AnyProvider, Message, TokenUsage, Tool, ToolDefinition, ToolSet
 from .base import BaseTool, ToolError
 
 __all__ = ["MAX_TURNS_EXCEEDED", "SubagentTool"]
@@ -40,7 +40,7 @@ class SubagentTool(BaseTool):
 
     def __init__(
         self,
-        provider: Any,
+        provider: AnyProvider,
         tools_factory: ToolsFactory,
         *,
         allowed_tools: Iterable[str] | None = None,
