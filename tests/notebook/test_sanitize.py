@@ -66,6 +66,10 @@ def test_inspect_variable_refuses_private_paths_and_kernel_objects(shell):
 def test_inspect_variable_masks_secret_looking_environment_values(monkeypatch):
     import os
 
+    # A small environment, so the repr is not cut before the variables under test (the
+    # whole environment of a CI run is longer than inspect_variable's output limit).
+    for name in list(os.environ):
+        monkeypatch.delenv(name)
     monkeypatch.setenv("DB_PASSWORD", "hunter2pw")
     monkeypatch.setenv("AAA_VISIBLE", "shown-value")
     monkeypatch.setenv("AAA_API_TOKEN", "tok")
