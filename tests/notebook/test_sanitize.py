@@ -70,6 +70,7 @@ def test_inspect_variable_masks_secret_looking_environment_values(monkeypatch):
     # whole environment of a CI run is longer than inspect_variable's output limit).
     for name in list(os.environ):
         monkeypatch.delenv(name)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setenv("DB_PASSWORD", "hunter2pw")
     monkeypatch.setenv("AAA_VISIBLE", "shown-value")
     monkeypatch.setenv("AAA_API_TOKEN", "tok")
