@@ -186,7 +186,7 @@ def _whole(text: str) -> list[str]:
 
 
 async def emit_turn(
-    on_event: EventCallback | None,
+    on_event: StreamEventCallback | None,
     turn: AssistantTurn,
     *,
     pieces: Callable[[str], list[str]] = _whole,

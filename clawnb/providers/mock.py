@@ -7,7 +7,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from ..errors import ProviderError
-from ..events import EventCallback, emit_turn
+from ..events import StreamEventCallback, emit_turn
 from ..types import AssistantTurn, Message, ToolDefinition
 
 __all__ = ["MockProvider", "MockStreamProvider"]
@@ -49,7 +49,7 @@ class MockStreamProvider:
         self,
         messages: list[Message],
         tools: list[ToolDefinition],
-        on_event: EventCallback | None = None,
+        on_event: StreamEventCallback | None = None,
     ) -> AssistantTurn:
         turn = await self._inner.chat(messages, tools)
         await emit_turn(on_event, turn, pieces=list)  # one delta per character

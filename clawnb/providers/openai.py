@@ -55,7 +55,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..events import EventCallback, emit, emit_turn
+from ..events import StreamEventCallback, emit, emit_turn
 from ..prompt import system_content
 from ..secrets import Secret, env_key, key_variables, redact
 from ..types import (
@@ -772,7 +772,7 @@ class OpenAICompatProvider:
         self,
         messages: list[Message],
         tools: list[ToolDefinition],
-        on_event: EventCallback | None = None,
+        on_event: StreamEventCallback | None = None,
     ) -> AssistantTurn:
         """Stream one turn: ``on_event`` sees every event as its line arrives; the assembled
         turn is returned. Retries happen only before the first event reached ``on_event``."""
@@ -790,7 +790,7 @@ class OpenAICompatProvider:
         self,
         client: httpx.AsyncClient,
         body: dict[str, Any],
-        on_event: EventCallback | None,
+        on_event: StreamEventCallback | None,
         progress: _Progress,
     ) -> AssistantTurn:
         log.debug("POST %s (model=%s, stream)", self.endpoint, self.model)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ScriptError
-from ..events import EventCallback, emit_turn
+from ..events import StreamEventCallback, emit_turn
 from ..secrets import redact
 from ..types import (
     AnyProvider,
@@ -104,7 +104,7 @@ class ScriptedProvider:
         self,
         messages: list[Message],
         tools: list[ToolDefinition],
-        on_event: EventCallback | None = None,
+        on_event: StreamEventCallback | None = None,
     ) -> AssistantTurn:
         turn = await self.chat(messages, tools)
         await emit_turn(on_event, turn, pieces=_words)
@@ -178,7 +178,7 @@ class RecordingProvider:
         self,
         messages: list[Message],
         tools: list[ToolDefinition],
-        on_event: EventCallback | None = None,
+        on_event: StreamEventCallback | None = None,
     ) -> AssistantTurn:
         if isinstance(self.inner, StreamProvider):
             turn = await self.inner.stream_chat(messages, tools, on_event)
