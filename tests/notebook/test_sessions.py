@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from clawnb.sandbox import bwrap_path
 from clawnb.session import INTERRUPTED_SESSION_RESULT, SessionLog
 from clawnb.types import Message
 from tests.conftest import pids_with, write_script
@@ -56,6 +57,10 @@ def test_conversation_and_undo_survive_a_kernel_restart(tmp_path):
         run = first.execute("%%claw --model scripted:w.jsonl --approve allow\nupdate the notes")
         assert run.status == "ok", run.text
         assert (ws / "notes.txt").read_text() == "v2\n"
+        run = first.execute("%claw status")
+        assert "session: " in run.text and ".claw/sessions" in run.text, run.text
+        how = "sandboxed: workspace-write, no network" if bwrap_path() else "not sandboxed"
+        assert f"bash: {how}" in run.text, run.text
         run = first.execute("%claw sessions")
         assert run.status == "ok" and "update the notes" in run.text, run.text
         assert run.text.lstrip().startswith("*")  # this kernel's session is marked
