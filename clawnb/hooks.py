@@ -328,6 +328,11 @@ class ShellHook:
         except BaseException:
             await _kill_group(proc)
             raise
+        # Finished: whatever it left running in its group goes too (and the watchdog stops
+        # watching the group, whose id the system may hand out again).
+        from .process import kill_group
+
+        await kill_group(proc.pid, 0.5)
         # What a hook prints reaches the model (a block reason) or the tool (new arguments):
         # a hook that read a key from somewhere must not pass it on.
         err = redact(stderr.decode("utf-8", errors="replace").strip())

@@ -458,3 +458,13 @@ async def test_plan_mode_bash_is_read_only_while_planning_and_writes_once_approv
     assert "Read-only file system" in results["p1"]  # …but not touch
     assert not (ws / "planned").exists()
     assert (ws / "done.txt").exists(), results["e1"]  # the approved plan runs with real bash
+
+
+async def test_a_finished_hook_leaves_nothing_running(ws):
+    marker = f"clawnb-hook-bg-{os.getpid()}-{time.monotonic_ns()}"
+    hook = ShellHook(
+        f"cat > /dev/null; bash -c 'sleep 1000; : {marker}' > /dev/null 2>&1 & echo ok",
+        sandbox=policy_for(ws, mode="off"),
+    )
+    assert await hook.on_event(HookEvent.PreToolCall("bash", {})) == HookAction.Continue()
+    assert wait_until(lambda: not pids_with(marker)), "the hook's background job survived"
