@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ClawError
+from .instructions import DEFAULT_INSTRUCTION_FILES as _INSTRUCTION_FILES
 
 __all__ = [
     "CONTROL_DIRS",
@@ -56,7 +57,8 @@ __all__ = [
 # Inside the workspace, relative paths that stay read-only for sandboxed commands.
 CONTROL_DIRS = (".claw",)
 GIT_CONTROL = (".git/config", ".git/hooks")
-DEFAULT_INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", ".claw/instructions.md")
+# the instruction files the system prompt loads (one list, in clawnb.instructions)
+DEFAULT_INSTRUCTION_FILES = tuple(_INSTRUCTION_FILES)
 
 MODES = ("auto", "required", "off")
 
