@@ -12,6 +12,7 @@ _install_assert_rewriting()
 
 from ._export import export, parts  # noqa: E402
 from ._hints import hint  # noqa: E402
+from ._progress import progress  # noqa: E402
 from ._suite import CheckReport, Impl, Skipped, Suite, chapters, check, suite_names  # noqa: E402
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "export",
     "hint",
     "parts",
+    "progress",
     "suite_names",
 ]

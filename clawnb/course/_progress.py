@@ -20,7 +20,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROGRESS_FILE", "chapter_of", "main", "record_progress", "table"]
+__all__ = [
+    "PROGRESS_FILE",
+    "Progress",
+    "chapter_of",
+    "main",
+    "progress",
+    "record_progress",
+    "table",
+]
 
 PROGRESS_FILE = ".clawnb-progress.json"
 
@@ -80,23 +88,27 @@ def _status(entry: dict[str, Any] | None, notebook: Path) -> tuple[bool, str]:
     return bool(entry.get("ok")) and not entry.get("error"), state
 
 
-def table(folder: Path) -> str:
-    """The progress table for the chapter notebooks in ``folder``."""
+def _rows(folder: Path) -> tuple[list[tuple[str, str, str]], str]:
+    """``(chapter, notebook, state)`` for each chapter notebook in ``folder``, and the summary."""
     data = _load(folder)
-    rows, passing, total = [], 0, 0
+    rows, passing = [], 0
     for notebook in sorted(folder.glob("*.ipynb")):
         chapter = chapter_of(notebook)
         if chapter is None:
             continue
-        total += 1
         ok, state = _status(data.get(chapter), notebook)
         passing += ok
-        rows.append(f"{chapter:7} {notebook.name:44} {state}")
+        rows.append((chapter, notebook.name, state))
+    return rows, f"{passing}/{len(rows)} chapters pass"
+
+
+def table(folder: Path) -> str:
+    """The progress table for the chapter notebooks in ``folder``."""
+    rows, summary = _rows(folder)
     if not rows:
         return f"no chapter notebooks in {folder}"
-    rows.append("")
-    rows.append(f"{passing}/{total} chapters pass")
-    return "\n".join(rows)
+    lines = [f"{chapter:7} {name:44} {state}" for chapter, name, state in rows]
+    return "\n".join([*lines, "", summary])
 
 
 def _code_hash(notebook: Path) -> str:
@@ -108,6 +120,36 @@ def _code_hash(notebook: Path) -> str:
         return ""
     code = ["".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code"]
     return hashlib.sha256("\0".join(code).encode()).hexdigest()[:16]
+
+
+class Progress:
+    """The progress table as a notebook output: text in a terminal, an HTML table in
+    JupyterLab (its CSS variables, so both themes work). ``progress()`` makes one."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def __repr__(self) -> str:
+        return table(self.folder)
+
+    def _repr_html_(self) -> str:
+        import html
+
+        cell = 'style="border:1px solid var(--jp-border-color2);padding:2px 8px;text-align:left"'
+        rows, summary = _rows(self.folder)
+        body = "".join(
+            "<tr>" + "".join(f"<td {cell}>{html.escape(v)}</td>" for v in row) + "</tr>"
+            for row in rows
+        )
+        return (
+            '<table style="border-collapse:collapse;color:var(--jp-content-font-color1);'
+            f'font-family:var(--jp-ui-font-family)">{body}</table><p>{html.escape(summary)}</p>'
+        )
+
+
+def progress(folder: str | Path = ".") -> Progress:
+    """Which chapters pass, for a notebook cell: ``progress()`` in the exercises folder."""
+    return Progress(Path(folder))
 
 
 def _needs_run(folder: Path, notebook: Path) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from learner import BUGS, learner_objects
 
-from clawnb.course import check, hint
+from clawnb.course import check, hint, progress
 from clawnb.course._progress import PROGRESS_FILE, table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +65,10 @@ def test_a_check_records_progress_and_the_table_shows_it(tmp_path, monkeypatch):
     assert "ch09" in shown and "✓  ok (" in shown
     assert "✗  1 failed" in shown
     assert shown.endswith("1/3 chapters pass")
+    view = progress(tmp_path)  # the same table as a notebook output
+    assert repr(view) == shown
+    assert "<td" in view._repr_html_() and "1/3 chapters pass" in view._repr_html_()
+    assert "09_file_tools.ipynb" in view._repr_html_()
 
 
 def test_progress_watch_rechecks_a_notebook_when_it_is_saved(tmp_path):
