@@ -76,3 +76,34 @@ async def async_wait_until(predicate: Callable[[], object], timeout: float = 5.0
             return True
         await asyncio.sleep(0.02)
     return bool(predicate())
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def spawn_chat(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 15
+) -> Any:
+    """``python -m clawnb chat ARGS`` in a pseudo-terminal (pexpect, 40×200), as a person
+    would run it: a clean environment (no keys), ``HOME`` and ``XDG_CONFIG_HOME`` under
+    ``tmp_path``, this checkout on ``PYTHONPATH``, ``TERM=dumb``; ``env`` adds or overrides."""
+    import sys
+
+    import pexpect
+
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "PYTHONPATH": str(ROOT),
+        "TERM": "dumb",
+        **(env or {}),
+    }
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "clawnb", "chat", *args],
+        env=environment,
+        encoding="utf-8",
+        timeout=timeout,
+        dimensions=(40, 200),
+    )

@@ -17,7 +17,7 @@ import pytest
 from clawnb.assemble import build_agent
 from clawnb.events import AgentEvent
 from clawnb.types import Message
-from tests.conftest import pids_with, running, scripted_model, wait_until
+from tests.conftest import pids_with, running, scripted_model, spawn_chat, wait_until
 
 KEY = "sk-test-SECRET123-review"
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,30 +83,8 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
             {"text": "never reached"},
         ],
     )
-    child = pexpect.spawn(
-        sys.executable,
-        [
-            "-m",
-            "clawnb",
-            "chat",
-            "--model",
-            model,
-            "--workspace",
-            str(ws),
-            "--no-color",
-            "--approve",
-            "allow",
-        ],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-            "TERM": "dumb",
-        },
-        encoding="utf-8",
-        timeout=15,
-        dimensions=(40, 200),
+    child = spawn_chat(
+        tmp_path, "--model", model, "--workspace", str(ws), "--no-color", "--approve", "allow"
     )
     try:
         child.expect("you> ")
@@ -271,20 +249,7 @@ def test_approval_question_shows_control_characters_instead_of_obeying_them(tmp_
             {"text": "done \x1b[2J\x07"},
         ],
     )
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-            "TERM": "dumb",
-        },
-        encoding="utf-8",
-        timeout=15,
-        dimensions=(40, 200),
-    )
+    child = spawn_chat(tmp_path, "--model", model, "--workspace", str(ws), "--no-color")
     child.expect("you> ")
     child.sendline("list files")
     child.expect(r"\[a\]lways: ")
@@ -507,20 +472,7 @@ def test_typed_ahead_line_does_not_answer_the_approval_question(tmp_path):
             {"text": "finished"},
         ],
     )
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-            "TERM": "dumb",
-        },
-        encoding="utf-8",
-        timeout=15,
-        dimensions=(40, 200),
-    )
+    child = spawn_chat(tmp_path, "--model", model, "--workspace", str(ws), "--no-color")
     child.expect("you> ")
     child.send("write the file\na = compute()\n")  # one paste, two lines
     child.expect(r"\[a\]lways: ")
@@ -724,20 +676,14 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     pexpect = pytest.importorskip("pexpect")
     ws = tmp_path / "ws"
     model = scripted_model(tmp_path / "s.jsonl", [{"text": "one answer"}, {"text": "another"}])
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "clawnb", "chat", "--model", model, "--workspace", str(ws), "--no-color"],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-            "TERM": "xterm",
-            "INPUTRC": "/dev/null",
-        },
-        encoding="utf-8",
-        timeout=15,
-        dimensions=(40, 200),
+    child = spawn_chat(
+        tmp_path,
+        "--model",
+        model,
+        "--workspace",
+        str(ws),
+        "--no-color",
+        env={"TERM": "xterm", "INPUTRC": "/dev/null"},
     )
     child.expect("you> ")
     child.send("\x1b[200~fix this:\nTraceback (most recent call last):\n  boom\x1b[201~")

@@ -4,7 +4,6 @@ cost, a recording, and the same session replayed offline from that recording."""
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from clawnb.prompt import DYNAMIC_BOUNDARY
+from tests.conftest import spawn_chat
 
 pexpect = pytest.importorskip("pexpect")
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-SECRET-chat-0123456789"
 
 
@@ -118,21 +117,7 @@ class Server:
 
 
 def _chat(tmp_path: Path, ws: Path, *args: str, env: dict | None = None):
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "clawnb", "chat", "--workspace", str(ws), "--no-color", *args],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-            "TERM": "dumb",
-            **(env or {}),
-        },
-        encoding="utf-8",
-        timeout=20,
-        dimensions=(40, 200),
-    )
+    child = spawn_chat(tmp_path, "--workspace", str(ws), "--no-color", *args, env=env, timeout=20)
     child.expect("you> ")
     return child
 

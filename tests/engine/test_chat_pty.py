@@ -2,43 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_script
+from tests.conftest import spawn_chat, write_script
 
 pexpect = pytest.importorskip("pexpect")
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def _spawn(tmp_path: Path, script: Path, *extra: str):
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-        "PYTHONPATH": str(ROOT),
-        "TERM": "dumb",
-    }
-    child = pexpect.spawn(
-        sys.executable,
-        [
-            "-m",
-            "clawnb",
-            "chat",
-            "--model",
-            f"scripted:{script}",
-            "--workspace",
-            str(tmp_path / "ws"),
-            "--no-color",
-            *extra,
-        ],
-        env=env,
-        encoding="utf-8",
-        timeout=15,
-        dimensions=(40, 200),
+    ws = str(tmp_path / "ws")
+    child = spawn_chat(
+        tmp_path, "--model", f"scripted:{script}", "--workspace", ws, "--no-color", *extra
     )
     child.expect("you> ")
     return child

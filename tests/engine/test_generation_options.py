@@ -15,6 +15,7 @@ from clawnb.errors import ConfigError
 from clawnb.providers.openai import OpenAICompatProvider
 from clawnb.providers.profiles import detect, is_local_url
 from clawnb.types import Message, ToolDefinition
+from tests.conftest import spawn_chat
 from tests.fake_servers import _MODELS, FakeServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,39 +239,25 @@ def test_chat_base_url_and_generation_flags_reach_the_server(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     with FakeServer("llama-cpp-python", [Reply("hello from the fake")]) as server:
-        child = pexpect.spawn(
-            sys.executable,
-            [
-                "-m",
-                "clawnb",
-                "chat",
-                "--workspace",
-                str(ws),
-                "--no-color",
-                "--no-save",
-                "--model",
-                "local-model",
-                "--base-url",
-                server.url,
-                "--server",
-                "auto",
-                "--max-output-tokens",
-                "321",
-                "--temperature",
-                "0.25",
-                "--extra-body",
-                json.dumps({"top_k": 7}),
-            ],  # fmt: skip
-            env={
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(tmp_path / "home"),
-                "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-                "PYTHONPATH": str(ROOT),
-                "TERM": "dumb",
-            },
-            encoding="utf-8",
+        child = spawn_chat(
+            tmp_path,
+            "--workspace",
+            str(ws),
+            "--no-color",
+            "--no-save",
+            "--model",
+            "local-model",
+            "--base-url",
+            server.url,
+            "--server",
+            "auto",
+            "--max-output-tokens",
+            "321",
+            "--temperature",
+            "0.25",
+            "--extra-body",
+            json.dumps({"top_k": 7}),
             timeout=20,
-            dimensions=(40, 200),
         )
         child.expect("you> ")
         banner = child.before

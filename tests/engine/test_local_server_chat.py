@@ -3,49 +3,33 @@ server reports no usage, and how it recovers when the conversation outgrows the 
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
 from clawnb.types import TokenUsage
 from clawnb.usage import CostTracker
+from tests.conftest import spawn_chat
 from tests.fake_servers import FakeServer, Reply
 
 pexpect = pytest.importorskip("pexpect")
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _chat(tmp_path: Path, url: str, *args: str):
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    child = pexpect.spawn(
-        sys.executable,
-        [
-            "-m",
-            "clawnb",
-            "chat",
-            "--workspace",
-            str(ws),
-            "--no-color",
-            "--no-save",
-            "--model",
-            "local-model",
-            "--base-url",
-            url,
-            *args,
-        ],  # fmt: skip
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-            "TERM": "dumb",
-        },
-        encoding="utf-8",
+    child = spawn_chat(
+        tmp_path,
+        "--workspace",
+        str(ws),
+        "--no-color",
+        "--no-save",
+        "--model",
+        "local-model",
+        "--base-url",
+        url,
+        *args,
         timeout=20,
-        dimensions=(40, 200),
     )
     child.expect("you> ")
     return child
