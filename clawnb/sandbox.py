@@ -85,6 +85,7 @@ def _bwrap_works(path: str) -> str | None:
                 "/",
                 "--unshare-net",
                 "--unshare-pid",
+                "--as-pid-1",
                 "--cap-drop",
                 "ALL",
                 "--die-with-parent",
@@ -192,6 +193,11 @@ class SandboxPolicy:
             "--tmpfs", "/tmp",
             "--tmpfs", "/var/tmp",
             "--unshare-pid",
+            # the command itself is PID 1 of the namespace: no bwrap reaper process, which
+            # would be orphaned at every call and linger as a zombie where the container's
+            # init does not reap (docker without --init); when the command ends, the
+            # namespace ends, and everything it started with it
+            "--as-pid-1",
             "--unshare-ipc",
             "--unshare-uts",
             "--die-with-parent",

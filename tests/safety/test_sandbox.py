@@ -8,6 +8,7 @@ import dataclasses
 import os
 import select
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -241,8 +242,11 @@ def test_tool_processes_die_when_the_agent_is_killed(ws, mode):
         # without a sandbox the watchdog gets the command's group; a setsid job escapes it
         # (documented): only the sandbox's PID namespace reaches that one
         assert wait_until(lambda: len(survivors()) <= 1)
-        for pid in survivors():
-            os.kill(pid, 9)
+        for pid in survivors():  # the escaped job leads its own group: end all of it (its sleep)
+            try:
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
     else:
         assert wait_until(lambda: not survivors()), f"orphans: {survivors()}"
 
