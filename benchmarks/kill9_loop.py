@@ -242,8 +242,8 @@ def judge(phase: str, ws: Path, mark: str, screen: str) -> Outcome:
         time.sleep(0.02)
     orphans = pids_with(mark)
     for pid in orphans:  # never leave them behind, whatever the verdict
-        try:
-            os.kill(pid, signal.SIGKILL)
+        try:  # its whole group: a marked `bash -c` has an unmarked `sleep` child
+            os.killpg(os.getpgid(pid), signal.SIGKILL)
         except OSError:
             pass
     return Outcome(phase, shown_words, lost, unanswered, len(orphans), screen=screen)

@@ -320,8 +320,8 @@ def run_probe(
         if survivors:
             effects.append(f"process outlived the call ({len(survivors)})")
             for pid in survivors:  # clean up whatever escaped
-                try:
-                    os.kill(pid, signal.SIGKILL)
+                try:  # its whole group: a marked `bash -c` has an unmarked `sleep` child
+                    os.killpg(os.getpgid(pid), signal.SIGKILL)
                 except OSError:
                     pass
         while mounted(out):  # the control run as root can mount on the canary: undo it
