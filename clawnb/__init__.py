@@ -121,95 +121,128 @@ _EXPORTS: dict[str, str] = {
     "PlanAgent": "clawnb.planning",
 }
 
-# Mirrors _EXPORTS exactly (tests/engine/test_import.py checks it).
+# Mirrors _EXPORTS exactly (tests/engine/test_import.py checks it); ``X as X`` marks each
+# name as re-exported for strict type checkers (one import per module: isort left out).
+# isort: off
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports lazily
-    from .agent import SimpleAgent, StreamingAgent, single_turn
-    from .assemble import AgentSession, build_agent
-    from .config import Config, ConfigLoader, ConfigOverlay
-    from .context import ContextManager, ExtractiveSummarizer
+    from .agent import (
+        SimpleAgent as SimpleAgent,
+        StreamingAgent as StreamingAgent,
+        single_turn as single_turn,
+    )
+    from .assemble import AgentSession as AgentSession, build_agent as build_agent
+    from .config import (
+        Config as Config,
+        ConfigLoader as ConfigLoader,
+        ConfigOverlay as ConfigOverlay,
+    )
+    from .context import (
+        ContextManager as ContextManager,
+        ExtractiveSummarizer as ExtractiveSummarizer,
+    )
     from .errors import (
-        AuthenticationError,
-        BadRequestError,
-        ClawError,
-        ConfigError,
-        ContextOverflowError,
-        ProviderConnectionError,
-        ProviderError,
-        ProviderHTTPError,
-        ProviderTimeout,
-        RateLimitError,
-        ServerError,
-        StreamError,
+        AuthenticationError as AuthenticationError,
+        BadRequestError as BadRequestError,
+        ClawError as ClawError,
+        ConfigError as ConfigError,
+        ContextOverflowError as ContextOverflowError,
+        ProviderConnectionError as ProviderConnectionError,
+        ProviderError as ProviderError,
+        ProviderHTTPError as ProviderHTTPError,
+        ProviderTimeout as ProviderTimeout,
+        RateLimitError as RateLimitError,
+        ServerError as ServerError,
+        StreamError as StreamError,
     )
-    from .events import AgentEvent, Approval, ApprovalRequest, StreamEvent
-    from .executor import Gate, ToolExecutor, tool_summary
-    from .gates import GatePipeline, build_gate
+    from .events import (
+        AgentEvent as AgentEvent,
+        Approval as Approval,
+        ApprovalRequest as ApprovalRequest,
+        StreamEvent as StreamEvent,
+    )
+    from .executor import Gate as Gate, ToolExecutor as ToolExecutor, tool_summary as tool_summary
+    from .gates import GatePipeline as GatePipeline, build_gate as build_gate
     from .hooks import (
-        BlockingHook,
-        Hook,
-        HookAction,
-        HookEvent,
-        HookRegistry,
-        LoggingHook,
-        ShellHook,
-        hooks_from_config,
+        BlockingHook as BlockingHook,
+        Hook as Hook,
+        HookAction as HookAction,
+        HookEvent as HookEvent,
+        HookRegistry as HookRegistry,
+        LoggingHook as LoggingHook,
+        ShellHook as ShellHook,
+        hooks_from_config as hooks_from_config,
     )
-    from .instructions import InstructionLoader
+    from .instructions import InstructionLoader as InstructionLoader
     from .permissions import (
-        Permission,
-        PermissionDecision,
-        PermissionEngine,
-        PermissionMode,
-        PermissionRule,
+        Permission as Permission,
+        PermissionDecision as PermissionDecision,
+        PermissionEngine as PermissionEngine,
+        PermissionMode as PermissionMode,
+        PermissionRule as PermissionRule,
     )
-    from .planning import PlanAgent
-    from .prompt import SystemPromptBuilder
-    from .providers.mock import MockProvider, MockStreamProvider
-    from .providers.openai import OpenAICompatProvider, OpenRouterProvider
-    from .providers.replay import RecordingProvider, ScriptedProvider
-    from .providers.sse import ChunkNormaliser, SSEDecoder, StreamAccumulator, parse_sse_line
+    from .planning import PlanAgent as PlanAgent
+    from .prompt import SystemPromptBuilder as SystemPromptBuilder
+    from .providers.mock import (
+        MockProvider as MockProvider,
+        MockStreamProvider as MockStreamProvider,
+    )
+    from .providers.openai import (
+        OpenAICompatProvider as OpenAICompatProvider,
+        OpenRouterProvider as OpenRouterProvider,
+    )
+    from .providers.replay import (
+        RecordingProvider as RecordingProvider,
+        ScriptedProvider as ScriptedProvider,
+    )
+    from .providers.sse import (
+        ChunkNormaliser as ChunkNormaliser,
+        SSEDecoder as SSEDecoder,
+        StreamAccumulator as StreamAccumulator,
+        parse_sse_line as parse_sse_line,
+    )
     from .safety import (
-        CommandFilter,
-        PathValidator,
-        ProtectedFileCheck,
-        SafeToolWrapper,
-        SafetyCheck,
-        SafetyViolation,
+        CommandFilter as CommandFilter,
+        PathValidator as PathValidator,
+        ProtectedFileCheck as ProtectedFileCheck,
+        SafeToolWrapper as SafeToolWrapper,
+        SafetyCheck as SafetyCheck,
+        SafetyViolation as SafetyViolation,
     )
-    from .session import SessionLog, SessionStore
-    from .tools import default_tools
+    from .session import SessionLog as SessionLog, SessionStore as SessionStore
+    from .tools import default_tools as default_tools
     from .tools.ask import (
-        AskTool,
-        ChannelInputHandler,
-        CliInputHandler,
-        InputHandler,
-        MockInputHandler,
-        UserInputRequest,
+        AskTool as AskTool,
+        ChannelInputHandler as ChannelInputHandler,
+        CliInputHandler as CliInputHandler,
+        InputHandler as InputHandler,
+        MockInputHandler as MockInputHandler,
+        UserInputRequest as UserInputRequest,
     )
-    from .tools.base import FileState, ToolError
-    from .tools.bash import BashTool
-    from .tools.edit import EditTool
-    from .tools.glob import GlobTool
-    from .tools.grep import GrepTool
-    from .tools.read import ReadTool
-    from .tools.results import ResultLimiter
-    from .tools.subagent import SubagentTool
-    from .tools.tool_search import ToolSearchTool, defer
-    from .tools.web_fetch import WebFetchTool
-    from .tools.write import WriteTool
+    from .tools.base import FileState as FileState, ToolError as ToolError
+    from .tools.bash import BashTool as BashTool
+    from .tools.edit import EditTool as EditTool
+    from .tools.glob import GlobTool as GlobTool
+    from .tools.grep import GrepTool as GrepTool
+    from .tools.read import ReadTool as ReadTool
+    from .tools.results import ResultLimiter as ResultLimiter
+    from .tools.subagent import SubagentTool as SubagentTool
+    from .tools.tool_search import ToolSearchTool as ToolSearchTool, defer as defer
+    from .tools.web_fetch import WebFetchTool as WebFetchTool
+    from .tools.write import WriteTool as WriteTool
     from .types import (
-        AssistantTurn,
-        Message,
-        Provider,
-        StopReason,
-        StreamProvider,
-        TokenUsage,
-        Tool,
-        ToolCall,
-        ToolDefinition,
-        ToolSet,
+        AssistantTurn as AssistantTurn,
+        Message as Message,
+        Provider as Provider,
+        StopReason as StopReason,
+        StreamProvider as StreamProvider,
+        TokenUsage as TokenUsage,
+        Tool as Tool,
+        ToolCall as ToolCall,
+        ToolDefinition as ToolDefinition,
+        ToolSet as ToolSet,
     )
-    from .usage import CostTracker
+    from .usage import CostTracker as CostTracker
+# isort: on
 
 __all__ = [*_EXPORTS, "load_ipython_extension", "unload_ipython_extension"]
 

@@ -111,13 +111,15 @@ def test_the_type_checking_block_mirrors_the_lazy_exports():
         for node in tree.body
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
     )
-    imported = {
-        alias.name: "clawnb." + node.module
+    aliases = [
+        (alias, "clawnb." + node.module)
         for node in block.body
         if isinstance(node, ast.ImportFrom) and node.module
         for alias in node.names
-    }
-    assert imported == clawnb._EXPORTS
+    ]
+    assert {alias.name: module for alias, module in aliases} == clawnb._EXPORTS
+    # ``X as X``: re-exported, so ``clawnb.X`` type-checks under --strict too
+    assert all(alias.asname == alias.name for alias, _ in aliases)
 
 
 def test_the_package_says_it_is_typed():
