@@ -114,6 +114,16 @@ def start_server() -> tuple[ThreadingHTTPServer, str]:
     return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
 
 
+def kill_escaped(pid: int) -> None:
+    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
+    ``sleep`` child) — unless it shares our own group, then only the process."""
+    group = os.getpgid(pid)
+    if group != os.getpgrp():
+        os.killpg(group, signal.SIGKILL)
+    else:
+        os.kill(pid, signal.SIGKILL)
+
+
 def pids_with(marker: str) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -242,8 +252,8 @@ def judge(phase: str, ws: Path, mark: str, screen: str) -> Outcome:
         time.sleep(0.02)
     orphans = pids_with(mark)
     for pid in orphans:  # never leave them behind, whatever the verdict
-        try:  # its whole group: a marked `bash -c` has an unmarked `sleep` child
-            os.killpg(os.getpgid(pid), signal.SIGKILL)
+        try:
+            kill_escaped(pid)
         except OSError:
             pass
     return Outcome(phase, shown_words, lost, unanswered, len(orphans), screen=screen)

@@ -252,6 +252,16 @@ def control_snapshot(ws: Path) -> dict[str, object]:
     return state
 
 
+def kill_escaped(pid: int) -> None:
+    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
+    ``sleep`` child) — unless it shares our own group, then only the process."""
+    group = os.getpgid(pid)
+    if group != os.getpgrp():
+        os.killpg(group, signal.SIGKILL)
+    else:
+        os.kill(pid, signal.SIGKILL)
+
+
 def pids_with(marker: str) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -320,8 +330,8 @@ def run_probe(
         if survivors:
             effects.append(f"process outlived the call ({len(survivors)})")
             for pid in survivors:  # clean up whatever escaped
-                try:  # its whole group: a marked `bash -c` has an unmarked `sleep` child
-                    os.killpg(os.getpgid(pid), signal.SIGKILL)
+                try:
+                    kill_escaped(pid)
                 except OSError:
                     pass
         while mounted(out):  # the control run as root can mount on the canary: undo it

@@ -244,7 +244,7 @@ def test_tool_processes_die_when_the_agent_is_killed(ws, mode):
         assert wait_until(lambda: len(survivors()) <= 1)
         for pid in survivors():  # the escaped job leads its own group: end all of it (its sleep)
             try:
-                os.killpg(os.getpgid(pid), signal.SIGKILL)
+                _kill_escaped(pid)
             except ProcessLookupError:
                 pass
     else:
@@ -472,3 +472,13 @@ async def test_a_finished_hook_leaves_nothing_running(ws):
     )
     assert await hook.on_event(HookEvent.PreToolCall("bash", {})) == HookAction.Continue()
     assert wait_until(lambda: not pids_with(marker)), "the hook's background job survived"
+
+
+def _kill_escaped(pid: int) -> None:
+    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
+    ``sleep`` child) — unless it shares our own group, then only the process."""
+    group = os.getpgid(pid)
+    if group != os.getpgrp():
+        os.killpg(group, signal.SIGKILL)
+    else:
+        os.kill(pid, signal.SIGKILL)
