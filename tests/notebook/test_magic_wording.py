@@ -1,4 +1,5 @@
-"""Small things a user sees in the notebook layer (issue 12, item 10)."""
+"""What %%claw and %claw print, read as a person reads it: help, masked keys, line-magic
+output, undo messages (issue 12, item 10)."""
 
 from __future__ import annotations
 
