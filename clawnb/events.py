@@ -100,6 +100,14 @@ class AgentEvent:
         text: str
 
     @dataclass(frozen=True)
+    class ToolOutput:
+        """Output a running call produced so far (bash's stdout/stderr as it arrives), for
+        front ends that show it live. The call's result is still the whole story."""
+
+        id: str
+        text: str
+
+    @dataclass(frozen=True)
     class ToolRunning:
         """The call passed every gate and is now running. ``note`` says how, where the tool
         knows (bash: ``"sandboxed: workspace-write, no network"`` or why not)."""

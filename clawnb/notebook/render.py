@@ -202,6 +202,8 @@ class Card:
     once_only: bool = False
     # what the person typed next to Deny: sent to the model with the denial
     deny_reason: str = ""
+    # a running call's output so far (bash), its tail shown live; capped
+    output: str = ""
     parent: str = ""  # the call a subagent made this one for ("" for the agent's own calls)
 
     @property
@@ -316,6 +318,11 @@ class Transcript:
                 block = Block("card", card=card)
                 self.blocks.append(block)
                 return block
+            case AgentEvent.ToolOutput(id=call_id, text=text):
+                card = self.cards.get(call_id)
+                if card is not None and card.status == RUNNING:
+                    card.output = (card.output + text)[-_LIVE_OUTPUT_CAP:]
+                    return self.block_of(card)
             case AgentEvent.ToolRunning(id=call_id, note=note):
                 running = self.cards.get(call_id)
                 if running is not None:
@@ -1324,8 +1331,19 @@ def _card_html(card: Card) -> str:
     )
 
 
+_LIVE_OUTPUT_CAP = 64 * 1024  # characters of a running call's output kept for its tail
+_LIVE_OUTPUT_LINES = 12
+
+
 def _card_head_html(card: Card) -> str:
-    return f"<div class='clawnb-head'>{_card_head_inner(card)}</div>"
+    live = ""
+    if card.status == RUNNING and card.output.strip():
+        # the tail of what the command printed so far (in the head, which re-renders every
+        # second anyway: the body, with an "arguments" block the user may have opened, stays)
+        rows = card.output.rstrip("\n").split("\n")[-_LIVE_OUTPUT_LINES:]
+        tail = html.escape(scrub(preview("\n".join(rows), lines=_LIVE_OUTPUT_LINES)))
+        live = f"<pre class='clawnb-result clawnb-live'>{_one_line(tail)}</pre>"
+    return f"<div class='clawnb-head'>{_card_head_inner(card)}{live}</div>"
 
 
 def _card_head_inner(card: Card) -> str:

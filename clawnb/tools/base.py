@@ -14,6 +14,8 @@ failing check becomes the call's result without a question (see
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,9 +31,30 @@ __all__ = [
     "ToolError",
     "optional_int",
     "optional_str",
+    "report_output",
     "require_str",
     "resolve_path",
 ]
+
+
+def report_output(text: str) -> None:
+    """Output a running tool produced so far (bash's pipes as they fill), sent as
+    :class:`~clawnb.events.AgentEvent.ToolOutput` to whoever watches the call that is running
+    (:data:`clawnb.executor.current_call`); redacted like a result. Nobody watching: nothing
+    happens, the output only ends up in the result."""
+    if not text:
+        return
+    from ..executor import current_call
+
+    context = current_call.get()
+    if context is None or context.on_event is None:
+        return
+    from ..events import AgentEvent
+    from ..secrets import redact
+
+    delivered = context.on_event(AgentEvent.ToolOutput(context.call_id, redact(text)))
+    if inspect.isawaitable(delivered):
+        asyncio.ensure_future(delivered)
 
 
 class ToolError(Exception):

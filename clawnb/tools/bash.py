@@ -44,7 +44,7 @@ from ..process import (
 )
 from ..sandbox import SandboxPolicy, SandboxStatus, SandboxUnavailable
 from ..types import ToolDefinition
-from .base import BaseTool, ToolError, optional_int, require_str
+from .base import BaseTool, ToolError, optional_int, report_output, require_str
 
 __all__ = ["BashTool"]
 
@@ -67,6 +67,7 @@ class _Capture:
             chunk = await stream.read(65536)
             if not chunk:
                 return
+            report_output(chunk.decode("utf-8", errors="replace"))  # a live view, if any
             room = self.limit - self.kept
             if room > 0:
                 self.chunks.append(chunk[:room])

@@ -341,3 +341,26 @@ def test_a_snapshot_output_follows_the_transcript_for_a_mid_run_save(monkeypatch
     view.throttle.flush_now()
     assert len(shown) == 1  # nothing changed: no refresh
     view.finish()
+
+
+async def test_bash_output_streams_into_its_card_while_it_runs(tmp_path) -> None:
+    from clawnb.executor import ToolExecutor
+    from clawnb.tools import BashTool
+    from clawnb.types import ToolSet
+
+    view, _ = _rendered()
+    executor = ToolExecutor(ToolSet([BashTool(tmp_path)]))
+    call = ToolCall("b1", "bash", {"command": "echo first line; sleep 30"})
+    task = asyncio.ensure_future(executor.run_call(call, view))
+    try:
+        await _until(
+            lambda: view.card("b1") is not None and "first line" in view.card("b1").output,
+            "the command's output",
+        )
+        assert view.card("b1").status == "running"  # live, not the result
+        view.throttle.flush_now()
+        head = view.transcript.block_of(view.card("b1")).widget.children[0].value
+        assert "<pre class='clawnb-result clawnb-live'>first line</pre>" in head
+    finally:
+        task.cancel()
+        await asyncio.wait([task], timeout=10)
