@@ -166,6 +166,7 @@ AnyAgentEvent: TypeAlias = (
     | AgentEvent.Error
     | AgentEvent.ReasoningDelta
     | AgentEvent.ToolRunning
+    | AgentEvent.ToolOutput
     | AgentEvent.ToolResult
     | AgentEvent.TurnEnd
     | AgentEvent.ContextRecovered

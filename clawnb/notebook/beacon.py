@@ -123,7 +123,7 @@ def _beacon_class() -> Any:
     except ImportError:
         return None
 
-    class Beacon(anywidget.AnyWidget):  # type: ignore[misc]
+    class Beacon(anywidget.AnyWidget):
         """Draws attention to the cell's waiting card (see the module docstring)."""
 
         _esm = BEACON_ESM

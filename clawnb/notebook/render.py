@@ -319,10 +319,10 @@ class Transcript:
                 self.blocks.append(block)
                 return block
             case AgentEvent.ToolOutput(id=call_id, text=text):
-                card = self.cards.get(call_id)
-                if card is not None and card.status == RUNNING:
-                    card.output = (card.output + text)[-_LIVE_OUTPUT_CAP:]
-                    return self.block_of(card)
+                live = self.cards.get(call_id)
+                if live is not None and live.status == RUNNING:
+                    live.output = (live.output + text)[-_LIVE_OUTPUT_CAP:]
+                    return self.block_of(live)
             case AgentEvent.ToolRunning(id=call_id, note=note):
                 running = self.cards.get(call_id)
                 if running is not None:
