@@ -95,6 +95,7 @@ STYLE = (
     ".clawnb-card.clawnb-s-waiting:focus{outline:2px solid var(--jp-brand-color1,#1976d2);"
     "outline-offset:2px}"
     ".clawnb-card summary{cursor:pointer;list-style-position:inside}"
+    ".clawnb-card.clawnb-nested{margin-left:24px}"
     # a notebook saved mid-run: its live widgets' outputs are dead once reopened, the snapshot
     # next to them is the readable copy; while the widgets live, the snapshot stays hidden
     ".jp-OutputArea-child:has(+ .jp-OutputArea-child .clawnb-snapshot):not(:has(.clawnb-cell))"
@@ -412,9 +413,34 @@ class Transcript:
 
     # -- static renderings -------------------------------------------------------------------
 
+    def ordered_blocks(self) -> list[Block]:
+        """The blocks in reading order: a subagent's cards right under the card of the call
+        they work for (they arrive interleaved with nothing else, but after other blocks)."""
+        nested: dict[str, list[Block]] = {}
+        top: list[Block] = []
+        for block in self.blocks:
+            parent = block.card.parent if block.card is not None else ""
+            if parent and parent in self.cards:
+                nested.setdefault(parent, []).append(block)
+            else:
+                top.append(block)
+        ordered: list[Block] = []
+
+        def add(block: Block) -> None:
+            ordered.append(block)
+            if block.card is not None:
+                for child in nested.pop(block.card.id, []):
+                    add(child)
+
+        for block in top:
+            add(block)
+        for rest in nested.values():  # a parent we never saw: keep them anyway
+            ordered.extend(rest)
+        return ordered
+
     def to_markdown(self) -> str:
         out: list[str] = []
-        for block in self.blocks:
+        for block in self.ordered_blocks():
             if block.kind == "text" and block.text.strip():
                 # model text: no raw HTML, no images that load (clawnb.notebook.sanitize)
                 out.append(answer_markdown(block.text))
@@ -890,7 +916,7 @@ class WidgetView(_View):
                     block.widget = spare  # made at start: the front end has it ready
                 else:
                     block.widget = self._make_widget(block)
-                    self.body.children = (*self.body.children, block.widget)
+                    self._place(block)
                 self._spare_text = None
                 self.updates += 1
         if isinstance(event, AgentEvent.TurnEnd):
@@ -1024,6 +1050,23 @@ class WidgetView(_View):
             except RuntimeError:
                 return
             self._tick = loop.call_later(1.0, self._on_tick)
+
+    def _place(self, block: Block) -> None:
+        """Add a new block's widget: at the end, or, for a subagent's call, indented under
+        the card of the call it works for (after that card's other nested cards)."""
+        children = list(self.body.children)
+        parent_id = block.card.parent if block.card is not None else ""
+        parent = self.transcript.cards.get(parent_id) if parent_id else None
+        parent_block = self.transcript.block_of(parent) if parent is not None else None
+        if parent_block is None or parent_block.widget not in children:
+            self.body.children = (*children, block.widget)
+            return
+        block.widget.add_class("clawnb-nested")
+        at = children.index(parent_block.widget) + 1
+        while at < len(children) and "clawnb-nested" in getattr(children[at], "_dom_classes", ()):
+            at += 1
+        children.insert(at, block.widget)
+        self.body.children = tuple(children)
 
     def _card_classes(self, block: Block) -> None:
         """Keep the card box's status class (border colour, highlight) in step."""
@@ -1319,16 +1362,14 @@ def _card_html(card: Card) -> str:
     """The whole card as one block of HTML, for the static rendering (a finished card is one
     line that opens to its details, as in the live view)."""
     status = _STATUS_CLASS.get(card.status, "pending")
+    classes = f"clawnb-card clawnb-s-{status}" + (" clawnb-nested" if card.parent else "")
     body = _card_body_html(card)
     if card.finished and body:
         return (
-            f"<details class='clawnb-card clawnb-s-{status}'>"
+            f"<details class='{classes}'>"
             f"<summary>{_card_head_inner(card)}</summary>{body}</details>"
         )
-    return (
-        f"<div class='clawnb-card clawnb-s-{status}'>"
-        f"<div>{_card_head_inner(card)}</div>{body}</div>"
-    )
+    return f"<div class='{classes}'><div>{_card_head_inner(card)}</div>{body}</div>"
 
 
 _LIVE_OUTPUT_CAP = 64 * 1024  # characters of a running call's output kept for its tail

@@ -364,3 +364,22 @@ async def test_bash_output_streams_into_its_card_while_it_runs(tmp_path) -> None
     finally:
         task.cancel()
         await asyncio.wait([task], timeout=10)
+
+
+def test_a_subagents_calls_nest_under_the_card_of_the_call_they_work_for() -> None:
+    view, sink = _rendered()
+    view(AgentEvent.ToolCall("subagent", "    [subagent]", "p1", {"task": "look around"}))
+    view(AgentEvent.ToolCall("read", "    [read: a.txt]", "r0", {"path": "a.txt"}))
+    inner = AgentEvent.ToolCall("glob", "    [glob]", "g1", {"pattern": "*.py"})
+    view(AgentEvent.Nested("p1", inner))
+    view.throttle.flush_now()
+    children = list(view.body.children)
+    parent = view.transcript.block_of(view.card("p1")).widget
+    nested = view.transcript.block_of(view.card("g1")).widget
+    own = view.transcript.block_of(view.card("r0")).widget
+    assert children.index(nested) == children.index(parent) + 1 < children.index(own)
+    assert "clawnb-nested" in nested._dom_classes
+    view.finish()
+    static = sink.shown[-1]["text/markdown"]
+    assert static.index("subagent") < static.index("*.py") < static.index("a.txt")
+    assert "clawnb-card clawnb-s-pending clawnb-nested" in static
