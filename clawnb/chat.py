@@ -358,6 +358,8 @@ class ChatApp:
         try:
             return self.loop.run_until_complete(task)
         except asyncio.CancelledError:
+            if self._renderer is not None:
+                self._renderer.end_text()  # the words held back (see TerminalRenderer)
             self.say("\n(interrupted — the turn was cancelled; the conversation is intact)")
         except ClawError as exc:
             if not self._error_shown:

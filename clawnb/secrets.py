@@ -11,6 +11,8 @@ renderers, the session writer and prompt interpolation. Nothing else keeps a lis
   its base64 (standard and URL-safe, at every byte alignment), hex and URL-encoded forms, plus
   strings shaped like provider keys (``sk-…``, ``Bearer …``, ``ghp_…``). A command that dumps
   ``/proc/$PPID/environ | base64`` is caught as surely as ``echo $KEY``.
+* :class:`StreamRedactor` — the same for text that arrives in pieces (a streamed answer): a
+  key split across two chunks is held back until it is whole, then hidden.
 * :func:`is_secret_name` / :func:`scrubbed_env` — a child process (bash, hooks) gets the
   environment without variables whose *names* look secret (``*KEY*``, ``*TOKEN*``,
   ``*SECRET*``, ``*PASSWORD*``, ``*CREDENTIAL*``) and without the agent's own keys.
@@ -30,7 +32,9 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit
@@ -41,6 +45,7 @@ __all__ = [
     "SECRET_FILE_PATTERNS",
     "Redactor",
     "Secret",
+    "StreamRedactor",
     "env_key",
     "is_secret_file",
     "is_secret_name",
@@ -67,21 +72,30 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGN
 # Names that match the pattern above but carry nothing secret and that tools rely on.
 _HARMLESS_NAMES = frozenset({"KEYTIMEOUT"})
 
-# Strings shaped like provider keys, each with literals one of which its match contains: the regex
-# (slow: a word boundary tried at every position) only runs when the literal is there.
-_SHAPES: tuple[tuple[tuple[str, ...], str], ...] = (
+# Where a key can start: not inside an ASCII word. (``\b`` would also refuse a key glued to
+# Chinese or other letters, which are word characters to the regex engine.)
+_START = r"(?<![A-Za-z0-9_])"
+# Strings shaped like provider keys, each with a clue its match contains. The full pattern is
+# slow to search for (its leading look-behind is tried at every position); the clue starts
+# with a literal, which the regex engine finds with a fast scan, so the pattern only runs when
+# the clue is there.
+_SHAPES: tuple[tuple[str, str], ...] = (
     # OpenAI / OpenRouter / Anthropic
-    (("sk-",), r"\bsk-(?:or-v1-|proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{16,}"),
+    ("sk-", _START + r"sk-(?:or-v1-|proj-|ant-[a-z0-9]+-)?[A-Za-z0-9_\-]{16,}"),
     # an Authorization header value
-    (("Bearer", "bearer"), r"\b(?:Bearer|bearer)\s+[A-Za-z0-9_\-\.=:/+]{12,}"),
+    ("earer", _START + r"(?:Bearer|bearer)\s+[A-Za-z0-9_\-\.=:/+]{12,}"),
     # Google API keys
-    (("AIza",), r"\bAIza[0-9A-Za-z_\-]{30,}"),
+    ("AIza", _START + r"AIza[0-9A-Za-z_\-]{30,}"),
     # GitHub tokens
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{30,}"),
+    ("gh[pousr]_", _START + r"gh[pousr]_[A-Za-z0-9]{30,}"),
     # Slack tokens
-    (("xox",), r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
+    ("xox[abprs]-", _START + r"xox[abprs]-[A-Za-z0-9\-]{10,}"),
 )
-_KEY_SHAPES = [(literals, re.compile(pattern)) for literals, pattern in _SHAPES]
+_KEY_SHAPES = [(re.compile(clue), re.compile(pattern)) for clue, pattern in _SHAPES]
+# "Bearer " right before a streamed token: held back with it, or the header shape cannot match
+_BEARER_BEFORE = re.compile(_START + r"(?:Bearer|bearer)\s+\Z")
+# The longest run of key characters a stream holds back: longer than any key in any encoding.
+MAX_HELD = 512
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,24 +250,56 @@ def _encoded_forms(value: str) -> set[str]:
     return {f for f in forms if len(f) >= MIN_SECRET_LEN}
 
 
+# File systems stamp modification times from a coarse clock (a few ms), so a second change in
+# the same tick leaves the time as it was: a stamp younger than this is not trusted.
+_RACY_NS = 1_000_000_000
+
+
+def _stat_stamp(path: str) -> tuple[int, ...] | None:
+    """What changes when a file is written or replaced (modification time, size, inode), or
+    ``None`` for a missing file. A file changed within the last second gets a stamp that
+    differs on every call, so it is read again until its stamp can be trusted (git's rule
+    for "racy" index entries)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    now = time.time_ns()
+    if now - st.st_mtime_ns < _RACY_NS:
+        return (st.st_mtime_ns, st.st_size, st.st_ino, now)
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class _Needles:
+    """The strings the redactor searches for, and the state of their sources when they were
+    computed. They stay valid while :meth:`Redactor._sources` returns the same ``sources``."""
+
+    sources: tuple[Any, ...]
+    forms: tuple[str, ...]  # every known value in every encoding, longest first
+
+
 class Redactor:
     """Replaces known secrets (in all their encodings) and key-shaped strings by ``***``.
 
-    The known values are the environment's keys (looked up on every call, so a key set later is
-    still caught) plus the registered ones. The compiled pattern is rebuilt only when that set
-    changes.
+    The known values come from three sources: the environment's secret variables, the watched
+    ``.env`` files and the registered values. Computing their encodings takes a while, and
+    every tool result is redacted, so the result (the "needles") is kept and recomputed only
+    when a source changes. Each call checks, cheaply, that they have not: the secret
+    variables' current values, the number of variables (a new secret-looking one), each watched
+    directory's and ``.env`` file's modification time, size and inode, and the number of
+    registered values. A key added to the environment or to ``.env`` mid-session is therefore
+    caught by the very next call.
     """
 
     def __init__(self, values: Iterable[str] = (), *, environ: bool = True) -> None:
         self._registered: set[str] = {v for v in values if v and len(v) >= MIN_SECRET_LEN}
         self._environ = environ
-        self._dotenv_dirs: set[str] = set()
+        self._dotenv_dirs: dict[str, tuple[tuple[int, ...] | None, list[str]]] = {}
         self._env_len = -1
-        self._env_names: list[str] = []
-        self._dotenv_cache: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+        self._env_names: tuple[str, ...] = ()
         self._lock = threading.Lock()
-        self._cache_key: frozenset[str] | None = None
-        self._pattern: tuple[re.Pattern[str], list[str]] | None = None
+        self._needles = _Needles(sources=("never computed",), forms=())
 
     def register(self, value: str | None) -> None:
         """Remember one more secret value (shorter than 8 characters: ignored)."""
@@ -266,71 +312,86 @@ class Redactor:
         files as known secrets (re-read when a file changes): a workspace's keys are not in
         ``os.environ``, yet an approved ``read .env`` or a ``cat`` must not show them."""
         with self._lock:
-            self._dotenv_dirs.add(os.path.abspath(directory))
+            self._dotenv_dirs.setdefault(os.path.abspath(directory), (None, []))
 
-    def _dotenv_values(self) -> set[str]:
-        values: set[str] = set()
-        for directory in list(self._dotenv_dirs):
-            try:
-                with os.scandir(directory) as scan:
-                    files = [
-                        e.path for e in scan if e.name.startswith(".env") and is_secret_file(e.name)
-                    ]
-            except OSError:
-                continue
-            for path in files:
+    # -- where the needles come from ---------------------------------------------------------
+
+    def _dotenv_files(self) -> list[str]:
+        """The watched ``.env`` files. A directory is listed again only when its own stamp
+        changes (a file created, deleted or renamed into place changes it)."""
+        files: list[str] = []
+        for directory, (seen, listed) in list(self._dotenv_dirs.items()):
+            stamp = _stat_stamp(directory)
+            if stamp != seen:
                 try:
-                    st = os.stat(path)
+                    with os.scandir(directory) as scan:
+                        listed = sorted(
+                            e.path
+                            for e in scan
+                            if e.name.startswith(".env") and is_secret_file(e.name)
+                        )
                 except OSError:
-                    continue
-                stamp = (st.st_mtime_ns, st.st_size)
-                cached = self._dotenv_cache.get(path)
-                if cached is None or cached[0] != stamp:
-                    found = _secret_values(read_dotenv_all(path))
-                    cached = (stamp, frozenset(found))
-                    self._dotenv_cache[path] = cached
-                values |= cached[1]
-        return values
+                    listed = []
+                self._dotenv_dirs[directory] = (stamp, listed)
+            files.extend(listed)
+        return files
 
-    def known_values(self) -> frozenset[str]:
-        values = set(self._registered) | self._dotenv_values()
+    def _secret_env_names(self) -> tuple[str, ...]:
+        # Which names look secret is worked out again only when the number of variables
+        # changes: iterating os.environ decodes every entry (~2 µs each). The values of these
+        # names are read on every call, so a changed key is caught at once.
+        if len(os.environ) != self._env_len:
+            names = {k for k in os.environ if is_secret_name(k)} | set(KEY_ENV_VARS)
+            self._env_names = tuple(sorted(names))
+            self._env_len = len(os.environ)
+        return self._env_names
+
+    def _sources(self) -> tuple[Any, ...]:
+        """A cheap fingerprint of everything the needles are computed from."""
+        files = self._dotenv_files()
+        env: tuple[str | None, ...] = ()
         if self._environ:
-            # Which names look secret is recomputed only when the number of variables changes
-            # (iterating os.environ decodes every entry: ~2 µs each, on every redaction); the
-            # values are read fresh each time, so a changed key is caught at once.
-            if len(os.environ) != self._env_len:
-                self._env_names = [k for k in os.environ if is_secret_name(k)]
-                self._env_len = len(os.environ)
-            present = {k: os.environ.get(k, "") for k in (*self._env_names, *KEY_ENV_VARS)}
-            values |= _secret_values(present)
-        return frozenset(values)
+            env = tuple(os.environ.get(k) for k in self._secret_env_names())
+        return (
+            len(self._registered),
+            env,
+            tuple((path, _stat_stamp(path)) for path in files),
+        )
 
-    def _compiled(self) -> tuple[re.Pattern[str], list[str]] | None:
-        values = self.known_values()
+    def _current_needles(self) -> _Needles:
         with self._lock:
-            if values != self._cache_key:
+            sources = self._sources()
+            if sources != self._needles.sources:
+                values = set(self._registered)
+                for path, _stamp in sources[2]:
+                    values |= _secret_values(read_dotenv_all(path))
+                if self._environ:
+                    values |= _secret_values(dict(zip(self._env_names, sources[1], strict=True)))
                 forms: set[str] = set()
                 for value in values:
                     forms |= _encoded_forms(value)
                 # longest first, so a key that contains another is replaced whole
-                ordered = sorted(forms, key=len, reverse=True)
-                pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-                self._pattern = (pattern, ordered) if pattern is not None else None
-                self._cache_key = values
-            return self._pattern
+                ordered = tuple(sorted(forms, key=lambda f: (-len(f), f)))
+                self._needles = _Needles(sources=sources, forms=ordered)
+            return self._needles
+
+    def known_values(self) -> frozenset[str]:
+        """Every known secret value in every encoding the redactor looks for."""
+        return frozenset(self._current_needles().forms)
+
+    # -- redaction ---------------------------------------------------------------------------
 
     def __call__(self, text: str) -> str:
         """``text`` with every known secret and key-shaped string replaced by ``***``."""
-        if not text or not isinstance(text, str):
-            return text
-        compiled = self._compiled()
-        if compiled is not None:
-            pattern, forms = compiled
-            # str.__contains__ is a fast C search; most texts hold no secret at all
-            if any(form in text for form in forms):
-                text = pattern.sub(REDACTION, text)
-        for literals, shape in _KEY_SHAPES:
-            if any(literal in text for literal in literals):
+        if not isinstance(text, str) or len(text) < MIN_SECRET_LEN:
+            return text  # shorter than any needle or key shape ("ok", "", an exit code)
+        for form in self._current_needles().forms:
+            # str.__contains__ is a fast C search and most texts hold no secret at all; longest
+            # first, so once a key is replaced none of its shorter encodings can match in it
+            if form in text:
+                text = text.replace(form, REDACTION)
+        for clue, shape in _KEY_SHAPES:
+            if clue.search(text):
                 text = shape.sub(_shape_replacement, text)
         return text
 
@@ -349,6 +410,76 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.redact_data(v) for v in value]
         return value
+
+    # -- streamed text -----------------------------------------------------------------------
+
+    def settled(self, text: str) -> tuple[str, str]:
+        """``(ready, held)`` with ``text == ready + held``: ``ready`` can be redacted and shown
+        on its own, ``held`` may still be the start of a key (or of one of its encodings).
+
+        Keys and their encodings are printable ASCII without spaces, so ``held`` is the
+        trailing run of such characters, with a ``Bearer`` before it. Text in other scripts
+        (Chinese has no spaces) ends the run, so it streams at once. A run longer than
+        :data:`MAX_HELD` is no single key (a dump, a blob): all but its last ``MAX_HELD``
+        characters are released, never cutting through a secret the run holds.
+        """
+        end = len(text)
+        start = end
+        floor = max(0, end - 2 * MAX_HELD)
+        while start > floor and "!" <= text[start - 1] <= "~":
+            start -= 1
+        if end - start <= MAX_HELD:
+            bearer = _BEARER_BEFORE.search(text, max(0, start - 32), start)
+            if bearer is not None:
+                start = bearer.start()
+            return text[:start], text[start:]
+        cut = end - MAX_HELD
+        spans = [(start + m.start(), start + m.end()) for m in self._secret_matches(text[start:])]
+        moved = True
+        while moved:  # a match across the cut is held whole
+            moved = False
+            for first, last in spans:
+                if first < cut < last:
+                    cut, moved = first, True
+        return text[:cut], text[cut:]
+
+    def _secret_matches(self, text: str) -> Iterator[re.Match[str]]:
+        for form in self._current_needles().forms:
+            if form in text:
+                yield from re.finditer(re.escape(form), text)
+        for clue, shape in _KEY_SHAPES:
+            if clue.search(text):
+                yield from shape.finditer(text)
+
+
+class StreamRedactor:
+    """Redacts text that arrives in pieces (a model's streamed answer).
+
+    A key the model echoes may be split across chunks, and the redactor only recognises it
+    whole, so :meth:`feed` returns the redacted text up to the last place where no key can be
+    cut in two and keeps the rest (see :meth:`Redactor.settled`); :meth:`flush` returns that
+    rest, redacted, when the stream ends. Ordinary prose shows at once, a word made of key
+    characters shows when it is complete.
+    """
+
+    def __init__(self, using: Redactor | None = None) -> None:
+        self._redactor = using if using is not None else redactor  # the process-wide one
+        self._held = ""
+
+    def feed(self, chunk: str) -> str:
+        """The part of everything fed so far that is safe to show now and was not returned."""
+        ready, self._held = self._redactor.settled(self._held + chunk)
+        return self._redactor(ready) if ready else ""
+
+    def flush(self) -> str:
+        """The text still held back, redacted; the stream starts afresh."""
+        held, self._held = self._held, ""
+        return self._redactor(held) if held else ""
+
+    @property
+    def holding(self) -> bool:
+        """Is some text held back?"""
+        return bool(self._held)
 
 
 def _secret_values(variables: Mapping[str, str]) -> set[str]:

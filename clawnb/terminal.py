@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 from .events import AgentEvent
 from .safety import display_safe
-from .secrets import redact
+from .secrets import StreamRedactor, redact
 
 __all__ = ["TerminalRenderer", "preview", "printable"]
 
@@ -53,11 +53,23 @@ class TerminalRenderer:
         self._summaries: dict[str, str] = {}  # calls announced, waiting for their result
         self._last_call: str | None = None
         self._indent = ""  # a subagent's calls are indented under the call they work for
+        # Streamed text is redacted as a stream: a key the model echoes arrives in pieces that
+        # each look harmless, so the end of the text that may be the start of a key is held
+        # back until the next piece or the end of the text shows what it is.
+        self._answer = StreamRedactor()
+        self._thinking = StreamRedactor()
 
     def _style(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
 
     def end_text(self) -> None:
+        """Finish the streamed text (writing what was held back) and end its line."""
+        held = self._answer.flush()
+        if held:
+            self.out.write(display_safe(held))
+        held = self._thinking.flush()
+        if held:
+            self.out.write(self._style(display_safe(held), "2"))
         if self._in_text:
             self.out.write("\n")
             self._in_text = False
@@ -81,6 +93,8 @@ class TerminalRenderer:
             content = event.content.replace("\r\n", "\n").replace("\r", "\n")
             event = dataclasses.replace(event, content=content)
         for field in ("text", "summary", "content", "message"):
+            if isinstance(event, (AgentEvent.TextDelta, AgentEvent.ReasoningDelta)):
+                break  # streamed text: redacted as a stream below
             value = getattr(event, field, None)
             if isinstance(value, str) and value:
                 # keys redacted; controls and invisible characters (bidi overrides, zero-width)
@@ -93,12 +107,14 @@ class TerminalRenderer:
                 if self._in_reasoning:  # the answer starts on its own line, not glued to it
                     self.end_text()
                 self._in_reasoning = False
-                self.out.write(text)
+                self.out.write(display_safe(self._answer.feed(text)))
                 self._in_text = True
             case AgentEvent.ReasoningDelta(text=text):
                 if self._in_text and not self._in_reasoning:
                     self.end_text()
-                self.out.write(self._style(text, "2"))
+                shown = display_safe(self._thinking.feed(text))
+                if shown:
+                    self.out.write(self._style(shown, "2"))
                 self._in_text = self._in_reasoning = True
             case AgentEvent.ToolCall(summary=summary, id=call_id):
                 self.end_text()

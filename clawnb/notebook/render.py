@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..events import AgentEvent
+from ..secrets import StreamRedactor, redactor
 from .sanitize import sanitize_markdown
 from .secrets import scrub
 
@@ -608,9 +609,6 @@ class _View:
         return None
 
 
-_MAX_HELD = 512  # longest run of streamed key-like characters that is held back
-
-
 class TextView(_View):
     """Plain lines on a text stream; headless runs and terminals."""
 
@@ -618,9 +616,9 @@ class TextView(_View):
         super().__init__(quiet=quiet)
         self._out = out
         self._in_text = False
-        # the end of the streamed text that may be the start of a key, not written yet: a key
-        # the model echoes arrives in pieces, and the scrubber only recognises it whole
-        self._pending = ""
+        # a key the model echoes arrives in pieces, and the scrubber only recognises it whole:
+        # the end of the streamed text that may be the start of a key is held back
+        self._answer = StreamRedactor()
 
     @property
     def out(self) -> TextIO:
@@ -632,12 +630,11 @@ class TextView(_View):
 
     def _end_text(self) -> None:
         if self._in_text:
-            self._write(self._pending + "\n")
-            self._pending = ""
+            self._write(self._answer.flush() + "\n")
             self._in_text = False
 
     def _stream(self, text: str) -> None:
-        ready, self._pending = _split_tail(self._pending + text)
+        ready = self._answer.feed(text)
         if ready:
             self._write(ready)
 
@@ -1328,21 +1325,10 @@ class WidgetView(_View):
         return None
 
 
-def _split_tail(text: str) -> tuple[str, str]:
-    """``(ready, held)``: ``held`` is the trailing run of printable ASCII (what a key is made
-    of) that may still grow into a key, unless the run is already longer than any key. Text
-    in other scripts (Chinese has no spaces) is never held back."""
-    i = len(text)
-    while i > 0 and "!" <= text[i - 1] <= "~":
-        i -= 1
-        if len(text) - i > _MAX_HELD:
-            return text, ""
-    return text[:i], text[i:]
-
-
 def _complete_words(text: str) -> str:
-    """``text`` without a trailing word that may still be a key in the making."""
-    return _split_tail(text)[0]
+    """``text`` without a trailing word that may still be a key in the making (the rule the
+    terminal's stream follows too: :meth:`clawnb.secrets.Redactor.settled`)."""
+    return redactor.settled(text)[0]
 
 
 def _pre(text: str, css_class: str = "") -> str:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import base64
+import os
 import pickle
 from urllib.parse import quote
 
 import pytest
 
 from clawnb.secrets import (
+    MAX_HELD,
     Redactor,
     Secret,
+    StreamRedactor,
     env_key,
     is_secret_name,
     key_variables,
@@ -55,6 +58,7 @@ def test_key_shaped_strings_and_bearer_headers_are_redacted():
     r = Redactor(environ=False)
     assert r("Authorization: Bearer abcdefghijklmnop") == "Authorization: Bearer ***"
     assert r("key sk-or-v1-0123456789abcdef0123") == "key ***"
+    assert r("密钥是sk-or-v1-0123456789abcdef0123。") == "密钥是***。"  # glued to Chinese
 
 
 def test_short_values_are_never_registered():
@@ -131,3 +135,120 @@ def test_the_session_file_never_holds_a_key(tmp_path, monkeypatch):
     text = (tmp_path / "s.jsonl").read_text()
     assert "sess-key-0123456789abcdef" not in text and "***" in text
     assert SessionLog.read(tmp_path / "s.jsonl")[0].content == "my key is ***"
+
+
+# -- the needles are computed once, and again when a source changes -------------------------
+
+
+def test_the_needles_are_kept_while_their_sources_do_not_change(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "kept-key-0123456789")
+    (tmp_path / ".env").write_text("DB_PASSWORD=pw-kept-0123456789abc\n")
+    old = 1_600_000_000
+    os.utime(tmp_path / ".env", (old, old))
+    os.utime(tmp_path, (old, old))
+    r = Redactor()
+    r.watch_dotenv(tmp_path)
+    first = r.known_values()
+    assert "kept-key-0123456789" in first and "pw-kept-0123456789abc" in first
+    assert r(" pw-kept-0123456789abc kept-key-0123456789") == " *** ***"
+    assert r._current_needles() is r._current_needles()  # nothing changed: nothing recomputed
+
+
+def test_a_key_set_in_the_environment_mid_session_is_caught_at_once(monkeypatch):
+    r = Redactor()
+    assert r("deploy with svc-token-abcdefghijklmnop") == "deploy with svc-token-abcdefghijklmnop"
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "svc-token-abcdefghijklmnop")  # a new variable
+    assert r("deploy with svc-token-abcdefghijklmnop") == "deploy with ***"
+    monkeypatch.setenv("OPENAI_API_KEY", "first-openai-key-000")
+    assert r("first-openai-key-000") == "***"
+    monkeypatch.setenv("OPENAI_API_KEY", "second-openai-key-111")  # a changed value
+    assert r("first-openai-key-000 second-openai-key-111") == "first-openai-key-000 ***"
+
+
+def test_a_key_added_to_the_workspace_dotenv_mid_session_is_caught_at_once(tmp_path):
+    r = Redactor(environ=False)
+    r.watch_dotenv(tmp_path)
+    assert r("pw-created-0123456789") == "pw-created-0123456789"
+    (tmp_path / ".env").write_text("DB_PASSWORD=pw-created-0123456789\n")  # the file appears
+    assert r("pw-created-0123456789") == "***"
+    with open(tmp_path / ".env", "a") as f:  # a line appended, in the same clock tick
+        f.write("STRIPE_SECRET=sk_live_appended0123456789\n")
+    assert r("sk_live_appended0123456789") == "***"
+    replacement = tmp_path / "env.tmp"  # an editor's save: a new file renamed into place
+    replacement.write_text("DB_PASSWORD=pw-replaced-9876543210\n")
+    os.replace(replacement, tmp_path / ".env")
+    assert r("pw-replaced-9876543210 pw-created-0123456789") == "*** pw-created-0123456789"
+
+
+def test_a_dotenv_changed_after_its_stamp_settled_is_read_again(tmp_path):
+    env = tmp_path / ".env"
+    env.write_text("DB_PASSWORD=pw-settled-0123456789\n")
+    old = 1_600_000_000
+    os.utime(env, (old, old))
+    os.utime(tmp_path, (old, old))
+    r = Redactor(environ=False)
+    r.watch_dotenv(tmp_path)
+    assert r("pw-settled-0123456789") == "***"
+    env.write_text("DB_PASSWORD=pw-changed!-0123456789\n")  # same size, new time
+    os.utime(env, (old + 5, old + 5))
+    assert r("pw-changed!-0123456789") == "***"
+
+
+# -- streamed text ----------------------------------------------------------------------------
+
+
+def _streamed(r: Redactor, pieces: list[str]) -> tuple[str, list[str]]:
+    stream = StreamRedactor(r)
+    shown = [stream.feed(p) for p in pieces]
+    shown.append(stream.flush())
+    return "".join(shown), shown
+
+
+STREAMED_SECRETS = {
+    "a key from the environment": KEY,
+    "its base64": base64.b64encode(KEY.encode()).decode(),
+    "its hex": KEY.encode().hex(),
+    "an unknown provider key": "sk-proj-Abcdefghijklmnop0123456789",
+}
+
+
+@pytest.mark.parametrize("secret", STREAMED_SECRETS.values(), ids=STREAMED_SECRETS.keys())
+def test_a_key_split_across_stream_chunks_at_any_position_is_never_shown(secret):
+    r = Redactor([KEY], environ=False)
+    for cut in range(1, len(secret)):
+        for before, after in [("key: ", " ok\n"), ("键是", "。好"), ("", "")]:
+            pieces = [before, secret[:cut], secret[cut:], after]
+            text, _ = _streamed(r, pieces)
+            assert text == r("".join(pieces)) and secret not in text, (cut, text)
+            # nor a part of it: the start of the key waits for the rest
+            _, shown = _streamed(r, [before + secret[:cut], secret[cut:] + after])
+            assert shown[0] == before, (cut, shown)
+
+
+def test_a_bearer_token_split_across_chunks_is_never_shown():
+    r = Redactor(environ=False)
+    text = "Authorization: Bearer abcdefghijklmnop0123 next"
+    for cut in range(1, len(text)):
+        shown, _ = _streamed(r, [text[:cut], text[cut:]])
+        assert shown == "Authorization: Bearer *** next", (cut, shown)
+
+
+def test_streamed_text_without_spaces_or_keys_is_shown_at_once():
+    stream = StreamRedactor(Redactor(environ=False))
+    assert stream.feed("这是一个测试。") == "这是一个测试。"  # Chinese has no spaces
+    assert stream.feed("Hello wor") == "Hello "  # "wor" may still grow into a key
+    assert stream.feed("ld, again") == "world, "
+    assert stream.flush() == "again" and stream.flush() == ""
+
+
+def test_a_long_run_streams_on_without_cutting_a_key_in_it():
+    # a dump without spaces (base64 of a process environment) is longer than any key: it is
+    # released as it comes, except its last MAX_HELD characters, and never through a key
+    r = Redactor([KEY], environ=False)
+    blob = base64.b64encode(b"A=" + b"x" * 900 + b"\0OPENAI_API_KEY=" + KEY.encode() + b"\0B=1")
+    text = blob.decode()
+    for size in (7, 64, 333):
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
+        shown, parts = _streamed(r, pieces)
+        assert shown == r(text) and "***" in shown, size
+        assert len(parts[-1]) <= MAX_HELD  # most of it was shown before the end
