@@ -64,7 +64,7 @@ def learner_objects(notebook: str, edits: list[tuple[str, str]]) -> dict[str, An
         source = "".join(cell["source"])
         if cell["cell_type"] != "code" or "from clawnb.course import check" in source:
             continue
-        solution = "solution" in cell.get("metadata", {}).get("tags", [])
+        solution = {"solution", "parts"} & set(cell.get("metadata", {}).get("tags", []))
         try:
             tree = ast.parse(source)
         except SyntaxError:
