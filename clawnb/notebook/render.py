@@ -129,6 +129,10 @@ STYLE = (
     "font-weight:600}"
     ".clawnb-bar .clawnb-deny{border:2px solid var(--jp-error-color1,#d32f2f)}"
     ".clawnb-bar .clawnb-always{border:2px solid var(--jp-warn-color1,#f57c00)}"
+    ".clawnb-bar .clawnb-plan-execute{border:2px solid var(--jp-success-color1,#388e3c);"
+    "font-weight:600}"
+    ".clawnb-bar .clawnb-plan-revise{border:2px solid var(--jp-brand-color1,#1976d2)}"
+    ".clawnb-bar .clawnb-plan-cancel{border:2px solid var(--jp-error-color1,#d32f2f)}"
     "</style>"
 )
 
@@ -768,6 +772,7 @@ class WidgetView(_View):
         self._beacon: Any = None
         self._beacon_off = False
         self._spare_text: Any = None
+        self._deciding = False  # a plan box waits for the person
 
     # -- frontend detection --------------------------------------------------------------------
 
@@ -809,6 +814,8 @@ class WidgetView(_View):
 
     def activity(self) -> str:
         """What the agent is doing now, in a few words, for the status line."""
+        if self._deciding:
+            return "waiting for your decision on the plan"
         for block in reversed(self.transcript.blocks):
             card = block.card
             if card is None:
@@ -1305,10 +1312,13 @@ class WidgetView(_View):
             widget.layout.display = "none"
         self.body.children = (*self.body.children, box)
         self.attention("plan")
+        self._deciding = True
+        self.throttle.poke()
         try:
             choice = await answer
             return choice, feedback.value.strip()
         finally:
+            self._deciding = False
             self.attention("")
             if not self._closed:
                 for widget in hidden:
