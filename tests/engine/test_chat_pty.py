@@ -20,6 +20,19 @@ def _spawn(tmp_path: Path, script: Path, *extra: str):
     return child
 
 
+def _interrupt_question(child) -> str:
+    """Ctrl-C at an approval question until the chat says ``interrupted``; what came between.
+
+    The question is read by ``input()``, and CPython's readline loop can miss a SIGINT that
+    lands between printing the prompt and blocking in ``select()`` (it then waits for the next
+    key) — a loaded machine hits that now and then. A person presses again; so does this."""
+    for _ in range(3):
+        child.sendintr()
+        if child.expect(["interrupted", pexpect.TIMEOUT], timeout=5) == 0:
+            return str(child.before)
+    raise AssertionError("Ctrl-C at the approval question was never taken")
+
+
 def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
     script = write_script(
         tmp_path / "s.jsonl",
@@ -96,15 +109,13 @@ def test_ctrl_c_at_an_approval_question_prints_the_result_on_its_own_line(tmp_pa
     child = _spawn(tmp_path, script)
     child.sendline("make x")
     child.expect(r"\[a\]lways: ")
-    child.sendintr()
-    child.expect("interrupted")
-    after_question = child.before
+    after_question = _interrupt_question(child)
     child.expect("you> ")
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
     # the terminal echoes ^C; the result must then start on a fresh line
-    assert after_question.removeprefix("^C").startswith(("\r\n", "\n")), repr(after_question)
+    assert after_question.lstrip("^C").startswith(("\r\n", "\n")), repr(after_question)
     assert not (tmp_path / "ws" / "x").exists()
 
 
@@ -244,8 +255,7 @@ def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
     child = _spawn(tmp_path, script)
     child.sendline("write never.txt")
     child.expect(r"\[a\]lways: ")
-    child.sendintr()
-    child.expect("interrupted")
+    _interrupt_question(child)
     child.expect("you> ")
     # At the prompt Ctrl-C only drops the line. CPython's readline loop can miss a SIGINT
     # that lands between printing the prompt and blocking in select() (it then waits for
