@@ -96,7 +96,12 @@ def test_a_notebook_saved_mid_run_reopens_readable(lab) -> None:
     page.goto(lab.server.url(f"/lab/workspaces/reopen/tree/{rel}?reset"))
     page.locator(".jp-Cell .clawnb-snapshot").first.wait_for(state="attached")
     output = page.locator(".jp-Cell").nth(1).locator(".jp-Cell-outputArea")
-    page.wait_for_timeout(1500)  # the widget manager gives up on the dead model
+    # the widget manager gives up on the dead model: its error is in the DOM, but hidden
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.jp-OutputArea-output')].some((e) =>
+               e.textContent.includes('model not found'))""",
+        timeout=20_000,
+    )
     text = output.inner_text()
     assert "Checking the stock first." in text and "waiting for approval" in text
     assert "saved while the cell was running" in text
