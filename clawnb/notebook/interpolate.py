@@ -46,11 +46,16 @@ def _lookup(namespace: Mapping[str, Any], dotted: str) -> Any:
     return value
 
 
-def _text(value: Any) -> str:
+def _full_text(value: Any) -> str:
     try:
-        text = str(value)
+        return str(value)
     except Exception as exc:  # a broken __str__ must not break the prompt
-        text = f"<{type(value).__name__}: str() failed: {exc}>"
+        return f"<{type(value).__name__}: str() failed: {exc}>"
+
+
+def _cut(text: str) -> str:
+    # Cut only after looking for keys: a key straddling the cut would otherwise go out minus
+    # its last characters, which no redactor recognises.
     if len(text) > _MAX_VALUE:
         text = text[:_MAX_VALUE] + f"… [{len(text) - _MAX_VALUE} more characters]"
     return text
@@ -68,13 +73,13 @@ def interpolate(prompt: str, namespace: Mapping[str, Any]) -> str:
         value = _lookup(namespace, match.group(1))
         if value is _MISSING:
             return token
-        text = _text(value)
+        text = _full_text(value)
         if redact(text) != text:
             raise SecretInPromptError(
                 f"{{{match.group(1)}}} holds an API key or a token (it matches a known secret), "
                 "so it was not put into the prompt; pass the part you mean without the key"
             )
-        return text
+        return _cut(text)
 
     return _TEMPLATE.sub(replace, prompt)
 
@@ -108,7 +113,11 @@ def collect_references(
             if kind == "In":
                 text = inputs[n] if 0 < n < len(inputs) else f"(there is no input cell {n})"
             elif kind == "Out":
-                text = _text(repr(outputs[n])) if n in outputs else f"(cell {n} has no output)"
+                text = (
+                    _cut(redact(_full_text(repr(outputs[n]))))
+                    if n in outputs
+                    else f"(cell {n} has no output)"
+                )
             else:
                 text = errors.get(n, f"(cell {n} raised no error)")
         if label not in seen:

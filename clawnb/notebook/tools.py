@@ -108,8 +108,31 @@ def hide_secret_env(value: Any) -> Any:
         and any(is_secret_name(k) for k in value)
         and "PATH" in value
     ):
-        return {k: ("***" if is_secret_name(k) else v) for k, v in value.items()}
+        return {k: ("***" if _secret_key(k) else v) for k, v in value.items()}
     return value
+
+
+def _secret_key(name: Any) -> bool:
+    return is_secret_name(os.fsdecode(name) if isinstance(name, bytes) else str(name))
+
+
+# Values this short are not masked inside other text: "yes" or "1" would mangle everything.
+_MIN_MASKED = 6
+
+
+def hide_secret_values(text: str) -> str:
+    """``text`` with the values of the environment's secret-looking variables masked wherever
+    they appear: a repr reaches ``os.environ`` by many roads (``os.environ.copy`` is a bound
+    method whose repr is the whole mapping, a ``ChainMap`` or a list holding it, a user
+    object keeping it), and checking each road's shape would always miss the next one."""
+    values = {
+        v for k, v in os.environ.items() if is_secret_name(k) and len(v.strip()) >= _MIN_MASKED
+    }
+    for value in sorted(values, key=len, reverse=True):
+        for spelled in {value, repr(value)[1:-1]}:
+            if spelled in text:
+                text = text.replace(spelled, "***")
+    return text
 
 
 class InspectVariableTool(BaseTool):
@@ -145,7 +168,7 @@ class InspectVariableTool(BaseTool):
             except Exception as exc:
                 raise ToolError(f"cannot get '{attr}' of {name}: {exc}") from exc
         refuse_kernel_internals(name, value)
-        return f"{name}\n" + describe_value(hide_secret_env(value))
+        return f"{name}\n" + hide_secret_values(describe_value(hide_secret_env(value)))
 
 
 class RunPythonTool(BaseTool):
