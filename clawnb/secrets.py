@@ -537,6 +537,7 @@ def register_secret(value: str | None) -> None:
 SECRET_FILE_PATTERNS = (
     ".env",
     ".env.*",
+    ".envrc",  # direnv: ``export NAME=value`` lines, the same keys as a .env
     "*.pem",
     "*.key",
     "*.p12",
