@@ -1,0 +1,40 @@
+"""A key streamed in pieces is redacted as a whole on the terminal: the renderer holds back
+the text after the last whitespace until the next delta (a key has no whitespace)."""
+
+from __future__ import annotations
+
+import io
+
+from clawnb.events import AgentEvent
+from clawnb.terminal import TerminalRenderer
+
+from .harness import CANARIES, leaked
+
+
+def _render(pieces: list[str]) -> str:
+    out = io.StringIO()
+    renderer = TerminalRenderer(out, color=False)
+    for piece in pieces:
+        renderer(AgentEvent.TextDelta(piece))
+    renderer(AgentEvent.Done(""))
+    return out.getvalue()
+
+
+def test_redteam_key_split_over_deltas_is_redacted_on_the_terminal(monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", CANARIES["CANARY_TOKEN"])
+    token = CANARIES["CANARY_TOKEN"]
+    # every split point, one character at a time too
+    for cut in range(1, len(token)):
+        shown = _render(["the token is ", token[:cut], token[cut:], " ok"])
+        assert not leaked(shown), (cut, shown)
+        assert shown == "the token is *** ok\n"
+    assert not leaked(_render(["x", *token, "\n"]))
+
+
+def test_redteam_text_without_whitespace_is_still_shown_in_bounded_pieces(monkeypatch):
+    out = io.StringIO()
+    renderer = TerminalRenderer(out, color=False)
+    renderer(AgentEvent.TextDelta("a" * 10_000))
+    assert 0 < len(out.getvalue()) < 10_000  # shown while it streams, the tail held back
+    renderer(AgentEvent.Done(""))
+    assert out.getvalue() == "a" * 10_000 + "\n"
