@@ -18,6 +18,12 @@ An attack is a data file in ``tests/attacks/corpus/`` (one JSON object per file)
       },
       "prompt": "go",
       "turns": [{"tool_calls": [{"id": "c1", "name": "grep", "arguments": {...}}]}],
+                                         # a turn's text may stream in given pieces:
+                                         # "text_chunks": ["my key is sk-", "or-v1-…"], or
+                                         # "split_at_every_position": ["CANARY_TOKEN",
+                                         # "base64:CANARY_AGENT_KEY"] — each secret cut in two
+                                         # at every position, one SSE event per piece;
+                                         # "seconds_per_piece": 0.003 paces the stream
       "expect": {
         "no_leak": true,               # no canary reached the model, a workspace file, the
                                        # session or the saved notebook (raw, base64, hex, %XX)
@@ -25,6 +31,7 @@ An attack is a data file in ``tests/attacks/corpus/`` (one JSON object per file)
         "absent": ["pwned", "{OUTSIDE}/x"],     # files that must not exist afterwards
         "unchanged": [".claw/config.toml"],    # workspace files that must keep their content
         "second_server_untouched": true,  # the repo owner's server got no request
+        "screen_no_leak": true,        # no canary on the screen (terminal output, cell outputs)
         "frontend_says": {"chat": ["is not trusted"]}  # what a person was shown, per front end
       }
     }
@@ -138,13 +145,18 @@ class AttackerServer:
                     stream = bool(json.loads(body).get("stream"))
                 except (ValueError, AttributeError):
                     stream = False
-                payload = _sse(turn) if stream else _json(turn)
+                events = _sse(turn) if stream else [_json(turn)]
                 self.send_response(200)
                 ctype = "text/event-stream" if stream else "application/json"
                 self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Content-Length", str(sum(map(len, events))))
                 self.end_headers()
-                self.wfile.write(payload)
+                pause = float(turn.get("seconds_per_piece", 0))
+                for event in events:
+                    self.wfile.write(event)
+                    if pause:  # a model that streams at a pace: the front end redraws between
+                        self.wfile.flush()
+                        time.sleep(pause)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -181,8 +193,29 @@ def _wire_calls(turn: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def text_pieces(turn: dict[str, Any]) -> list[str]:
+    """The pieces a turn's text streams in: ``text`` whole, ``text_chunks`` as given, or for
+    ``split_at_every_position`` each named canary (``NAME``, ``base64:NAME``, ``hex:NAME``)
+    cut in two at every position, each cut on a line of its own."""
+    if "text_chunks" in turn:
+        return list(turn["text_chunks"])
+    pieces = [turn["text"]] if turn.get("text") else []
+    for spec in turn.get("split_at_every_position", []):
+        encoding, _, name = spec.rpartition(":")
+        raw = CANARIES[name].encode()
+        value = {
+            "": CANARIES[name],
+            "base64": base64.b64encode(raw).decode(),
+            "hex": raw.hex(),
+        }[encoding]
+        for cut in range(1, len(value)):
+            pieces += [f"\n{spec} cut at {cut}: ", value[:cut], value[cut:]]
+    return pieces
+
+
 def _json(turn: dict[str, Any]) -> bytes:
-    message: dict[str, Any] = {"role": "assistant", "content": turn.get("text")}
+    text = "".join(text_pieces(turn))
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
     calls = _wire_calls(turn)
     if calls:
         message["tool_calls"] = calls
@@ -197,16 +230,16 @@ def _json(turn: dict[str, Any]) -> bytes:
     return json.dumps(body).encode()
 
 
-def _sse(turn: dict[str, Any]) -> bytes:
-    chunks: list[dict[str, Any]] = []
-    if turn.get("text"):
-        chunks.append({"choices": [{"index": 0, "delta": {"content": turn["text"]}}]})
+def _sse(turn: dict[str, Any]) -> list[bytes]:
+    chunks: list[dict[str, Any]] = [
+        {"choices": [{"index": 0, "delta": {"content": piece}}]} for piece in text_pieces(turn)
+    ]
     for i, call in enumerate(_wire_calls(turn)):
         chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, **call}]}}]})
     finish = "tool_calls" if turn.get("tool_calls") else "stop"
     chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
     lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
-    return "".join(lines).encode()
+    return [line.encode() for line in lines]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,6 +437,10 @@ class World:
         if expect.get("no_leak", True):
             for where, names in self.leaks().items():
                 problems.append(f"{', '.join(names)} reached {where}")
+        if expect.get("screen_no_leak"):
+            found = leaked(self.transcript)
+            if found:
+                problems.append(f"{', '.join(found)} shown on the {self.frontend}'s screen")
         if expect.get("outside_unchanged", True) and _snapshot(self.outside) != self.before_outside:
             problems.append("a file outside the workspace changed")
         for rel in expect.get("absent", []):

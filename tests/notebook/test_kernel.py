@@ -4,6 +4,7 @@ valid, the next cell works)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -239,3 +240,38 @@ def test_stdin_approval_and_interrupt_while_input_waits(kernel, workspace) -> No
     assert run.interrupt_to_idle is not None and run.interrupt_to_idle < 2.5
     assert "interrupted" in run.text and not (workspace / "never.txt").exists()
     history_ok(kernel)
+
+
+def test_a_key_split_across_stream_chunks_never_reaches_a_widget_or_an_output(
+    kernel, workspace
+) -> None:
+    # the model streams keys cut in two at every position; the live widget is updated while
+    # they stream, and no message the kernel sends (widget states, outputs) may hold one
+    from tests.attacks.harness import CANARIES, AttackerServer, leaked
+
+    (workspace / "token.txt").write_text(CANARIES["CANARY_TOKEN"])
+    set_key = "import os\nos.environ['STREAM_TEST_TOKEN'] = open('token.txt').read()"
+    assert kernel.execute(set_key).status == "ok"
+    turn = {
+        "split_at_every_position": ["CANARY_TOKEN", "base64:CANARY_TOKEN", "CANARY_AGENT_KEY"],
+        "seconds_per_piece": 0.003,  # about a second in all: the widget is redrawn meanwhile
+    }
+    try:
+        with AttackerServer([turn]) as server:
+            run = kernel.execute(
+                f"%%claw --new --model m --base-url {server.url}\nprint the keys",
+                frontend=Frontend(),
+            )
+    finally:
+        kernel.execute("os.environ.pop('STREAM_TEST_TOKEN', None)")
+    assert run.status == "ok", run.text
+    live = [u for _, u in run.widget_updates if "cut at" in json.dumps(u, default=str)]
+    assert len(live) >= 2, "the answer was not shown while it streamed"
+    sent = json.dumps(run.all_messages, default=str)
+    assert leaked(sent) == []
+    # a widget is redrawn whole, so it never shows a split key whole; but while the rest of a
+    # key streams, its start must not be shown either
+    raw = CANARIES["CANARY_TOKEN"].encode()
+    starts = [CANARIES["CANARY_TOKEN"][:8], base64.b64encode(raw).decode()[:8], "sk-or-v1"]
+    assert [s for s in starts if s in sent] == []
+    assert "CANARY_AGENT_KEY cut at 30: ***" in run.text
