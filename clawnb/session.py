@@ -558,6 +558,24 @@ class SessionInfo:
         return f"{self.id}  {self.updated[:19]}  {self.messages:4d} msgs  {self.title}"
 
 
+def _refuse_linked_control_dir(root: Path) -> None:
+    """A project's ``.claw`` comes with the repository: a symlink at ``.claw`` or below it
+    (``.claw/sessions -> ~/somewhere``) would make the agent write its session files wherever
+    the repository chose, outside the workspace. Such a store is refused, not followed."""
+    parts = Path(os.path.abspath(root)).parts
+    if ".claw" not in parts:
+        return
+    start = parts.index(".claw")
+    for end in range(start + 1, len(parts) + 1):
+        path = Path(*parts[:end])
+        if path.is_symlink():
+            raise SessionError(
+                f"{path} is a symbolic link (to {os.readlink(path)}): session files are not "
+                "written through a link in the project's .claw directory; remove the link, "
+                "or set sessions_dir in your user config"
+            )
+
+
 class SessionStore:
     """Session files in one directory, named ``{id}.jsonl``."""
 
@@ -575,6 +593,7 @@ class SessionStore:
         meta: dict[str, Any] | None = None,
         durable: bool = True,
     ) -> SessionLog:
+        _refuse_linked_control_dir(self.root)
         session_id = self.new_id()
         return SessionLog(
             self.root / f"{session_id}.jsonl",
