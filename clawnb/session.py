@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any, SupportsIndex
 
 from .errors import ClawError
-from .secrets import redact
+from .secrets import StreamRedactor, redact
 from .types import Message
 
 __all__ = [
@@ -121,6 +121,7 @@ class SessionLog(list[Message]):
         self._closed = False
         self._records = 0
         self._partial_at: int | None = None
+        self._partial_text = StreamRedactor()
         self._pending: list[Message] | None = None
         header = {
             "type": "session",
@@ -161,6 +162,7 @@ class SessionLog(list[Message]):
         log._closed = False
         log._records = 1  # an existing session is never discarded as empty
         log._partial_at = None
+        log._partial_text = StreamRedactor()
         log._pending = None
         if recovered:
             # The process died inside a turn: what was shown (streamed text) or already run
@@ -197,6 +199,7 @@ class SessionLog(list[Message]):
             with open(self.path, "r+b") as fh:
                 fh.truncate(self._partial_at)
             self._partial_at = None
+        self._partial_text = StreamRedactor()  # the next answer streams afresh
         # Opened per write: no file handle outlives a call, so a forgotten close() leaks
         # nothing, and the cost (one open) is small next to the fsync.
         with open(self.path, "ab") as fh:
@@ -232,6 +235,11 @@ class SessionLog(list[Message]):
         """Record streamed text as it is shown (no fsync: it is for a killed process, not a
         power cut; the records are dropped once the turn itself is written)."""
         if self._closed or not text:
+            return
+        # redacted as a stream: a key the model echoes arrives cut across deltas, so the end
+        # that may be the start of a key waits for the next delta (a killed process loses it)
+        text = self._partial_text.feed(text)
+        if not text:
             return
         if self._partial_at is None:
             self._partial_at = self.path.stat().st_size

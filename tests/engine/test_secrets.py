@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import pickle
 from urllib.parse import quote
@@ -252,3 +253,20 @@ def test_a_long_run_streams_on_without_cutting_a_key_in_it():
         shown, parts = _streamed(r, pieces)
         assert shown == r(text) and "***" in shown, size
         assert len(parts[-1]) <= MAX_HELD  # most of it was shown before the end
+
+
+def test_streamed_text_written_ahead_to_the_session_never_holds_a_key(tmp_path, monkeypatch):
+    # the write-ahead records keep what was shown in case the process is killed mid-answer:
+    # a key the model echoes, whole or cut across deltas, must not be in them either
+    from clawnb.session import SessionLog
+
+    secret = "sess-stream-key-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    log = SessionLog(tmp_path / "s.jsonl")
+    for piece in ["whole: ", secret, " split: ", secret[:9], secret[9:], " and more"]:
+        log.write_ahead_text(piece)
+    text = (tmp_path / "s.jsonl").read_text()
+    records = [json.loads(line) for line in text.splitlines()]
+    shown = "".join(r["text"] for r in records if r["type"] == "partial")
+    assert secret not in text and secret[:9] not in text
+    assert shown == "whole: *** split: *** and "  # "more" waits for the rest of the answer
