@@ -200,7 +200,7 @@ class GatePipeline(Gate):
         assert self.permissions is not None
         decision = self._decide(call, tool)
         if decision.permission is Permission.Allow:
-            return self._allowed_unasked(call, tool, decision.reason)
+            return await self._allowed_unasked(call, tool, decision.reason)
         if decision.permission is Permission.Deny:
             return Refusal(
                 f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
@@ -213,7 +213,7 @@ class GatePipeline(Gate):
             # [sandbox] auto_allow: the OS sandbox bounds what the command can do, so the
             # mode's "ask first" is waived. Deny rules, explicit ask rules (decision.rule) and
             # the control-file rule (decision.explicit) still decide.
-            return self._allowed_unasked(call, tool, "the sandbox bounds what it can do")
+            return await self._allowed_unasked(call, tool, "the sandbox bounds what it can do")
         if self.approve is None or getattr(self.approve, "target", self.approve) is None:
             # no callback, or a session's proxy that no front end points anywhere
             return Refusal(
@@ -225,7 +225,7 @@ class GatePipeline(Gate):
         async with self._approval_lock:
             decision = self._decide(call, tool)
             if decision.permission is Permission.Allow:
-                return self._allowed_unasked(call, tool, decision.reason)
+                return await self._allowed_unasked(call, tool, decision.reason)
             if decision.permission is Permission.Deny:
                 return Refusal(
                     f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
@@ -262,14 +262,25 @@ class GatePipeline(Gate):
                 )
         return self._apply(answer, call, once=decision.explicit)
 
-    def _allowed_unasked(self, call: ToolCall, tool: Tool, reason: str) -> ToolCall:
+    async def _allowed_unasked(self, call: ToolCall, tool: Tool, reason: str) -> ToolCall | Refusal:
         """A call that changes something runs without a question (a rule, the mode, an
         earlier "always allow"): tell the front end why, if it listens (``allowed(call,
-        reason)`` on the approval callback), so the person can see it was not asked."""
-        if not getattr(tool, "read_only", False):
-            tell = getattr(self.approve, "allowed", None)
-            if callable(tell):
-                tell(call, reason)
+        reason, change)`` on the approval callback), so the person can see it was not asked
+        — with the change it makes when the tool can preview it (a write's content, an
+        edit's diff), computed as before a question (a failing check is the result)."""
+        if getattr(tool, "read_only", False):
+            return call
+        tell = getattr(self.approve, "allowed", None)
+        if not callable(tell):
+            return call
+        change = None
+        previewer = getattr(tool, "preview", None)
+        if callable(previewer):
+            try:
+                change = await previewer(call.arguments)
+            except ToolError as exc:
+                return Refusal(f"error: {exc}", "error")
+        tell(call, reason, change)
         return call
 
     def _apply(self, answer: Any, call: ToolCall, *, once: bool = False) -> ToolCall | Refusal:

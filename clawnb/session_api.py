@@ -99,12 +99,12 @@ class ApprovalProxy:
             return Approval.deny("nobody is there to approve it (no front end is attached)")
         return await self.target(request)
 
-    def allowed(self, call: Any, reason: str) -> None:
+    def allowed(self, call: Any, reason: str, change: Any = None) -> None:
         """A call ran without a question (see ``GatePipeline``): tell the target, if it
-        wants to know."""
+        wants to know (``change``: the tool's preview of what it does, or ``None``)."""
         tell = getattr(self.target, "allowed", None)
         if callable(tell):
-            tell(call, reason)
+            tell(call, reason, change)
 
     def routed(self, target: ApprovalCallback | None) -> AbstractContextManager[None]:
         return _swap(self, target)

@@ -137,10 +137,15 @@ class Approver:
         self._mark(card, "denied by the user")
         return Approval.deny(DENIED_BY_USER)
 
-    def allowed(self, call: Any, reason: str) -> None:
-        """The gate let ``call`` run without asking anyone: say so on its card."""
+    def allowed(self, call: Any, reason: str, change: Any = None) -> None:
+        """The gate let ``call`` run without asking anyone: say so on its card, with the
+        change it makes (a write's content, an edit's diff) when the tool previewed it."""
         card = self.view.card(call.id)
-        if card is None or card.note:
+        if card is None:
+            return
+        if change is not None:
+            self.view.set_preview(card, change)
+        if card.note:
             return
         if "allowed for this session" in reason:
             note = "always allowed this session"

@@ -194,6 +194,10 @@ async def test_calls_run_without_a_question_say_who_allowed_them(tmp_path) -> No
     assert await gate.before_tool(call, write) is call
     assert view._buttons == {}
     assert view.card("w1").label() == "pending (auto-approved: accept_edits mode allows file edits)"
+    # not asked, but still shown: what the write does
+    assert view.card("w1").preview.summary == "new file, 1 line"
+    view.throttle.flush_now()
+    assert "+    1 | x" in shown_html(view.transcript.block_of(view.card("w1")).widget)
     # "Always allow" once: the next call of that tool says so too
     gate = build_gate(workspace=tmp_path, approve=approver)
     gate.permissions.record_session_allow("bash")
