@@ -699,3 +699,24 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
     prompts = [m.content for m in saved if isinstance(m, Message.User)]
     assert prompts == ["fix this:\nTraceback (most recent call last):\n  boom"]
+
+
+def test_terminal_renderer_never_prints_a_key_cut_across_deltas(monkeypatch):
+    # answer and reasoning stream in pieces; a key cut in two is held back until it is whole,
+    # and the rest of the text still streams (Chinese without spaces at once)
+    import io
+
+    from clawnb.terminal import TerminalRenderer
+
+    secret = "term-stream-key-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    for cut in range(1, len(secret)):
+        out = io.StringIO()
+        render = TerminalRenderer(out, color=False)
+        render(AgentEvent.ReasoningDelta("the key is " + secret[:cut]))
+        render(AgentEvent.ReasoningDelta(secret[cut:] + " ok"))
+        render(AgentEvent.TextDelta("键是" + secret[:cut]))
+        assert out.getvalue() == "the key is *** ok\n键是", cut  # the start of a key waits
+        render(AgentEvent.TextDelta(secret[cut:]))
+        render(AgentEvent.Done("x"))
+        assert out.getvalue() == "the key is *** ok\n键是***\n", cut
