@@ -4,6 +4,7 @@ python -m clawnb.course list
 python -m clawnb.course check ch01
 python -m clawnb.course exercises notebooks notebooks/exercises
 python -m clawnb.course progress notebooks/exercises [--run] [--watch]
+python -m clawnb.course save notebooks/07_agentic_loop_deep_dive.ipynb   (re-run, keep outputs)
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     prog.add_argument("folder", type=Path, nargs="?", default=Path("."))
     prog.add_argument("--run", action="store_true", help="run notebooks not checked since saved")
     prog.add_argument("--watch", action="store_true", help="re-check each notebook when saved")
+    save = sub.add_parser("save", help="re-run solution notebooks and save their outputs")
+    save.add_argument("notebooks", type=Path, nargs="+")
     args = parser.parse_args(argv)
     if args.command == "list":
         for chapter, suites in chapters().items():
@@ -40,6 +43,15 @@ def main(argv: list[str] | None = None) -> int:
         from ._progress import main as progress
 
         return progress(args.folder, args.run, args.watch)
+    if args.command == "save":
+        from ._save import save_outputs
+
+        for path in args.notebooks:
+            dropped = save_outputs(path)
+            print(
+                f"saved {path}" + (f" ({dropped} widget view(s) kept as tables)" if dropped else "")
+            )
+        return 0
     for path in write_exercises(args.src, args.dest):
         print(f"wrote {path}")
     return 0

@@ -1,6 +1,13 @@
 """See it run: small views for the notebooks, each a plain object that prints as text and
-shows as an HTML table in JupyterLab (``_repr_html_``, so no IPython import: the course stays
+shows as an HTML table (``_repr_html_``, so no IPython import here: the course stays
 engine-side). Colours come from JupyterLab's CSS variables, so both themes work.
+
+The step-by-step views (:class:`Timeline`, :func:`sse_steps`, :class:`Gauge` with snapshots)
+also render one frame per step; in a live kernel they display as a widget that steps through
+those frames (◀ Prev, Next ▶, a slider: :class:`clawnb.notebook.stepper.Stepper`), and the
+same display carries the static table as its fallback. A saved notebook, GitHub and nbval see
+that table (nbval ignores the widget's view key), so saved outputs stay deterministic.
+``view.widget()`` builds the stepper explicitly.
 
 * :class:`Timeline` — an agent run step by step: every event (model turn, tool call, result,
   done) with whether the history is valid at that moment;
@@ -12,6 +19,7 @@ engine-side). Colours come from JupyterLab's CSS variables, so both themes work.
 from __future__ import annotations
 
 import html
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +51,75 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return f"{_TABLE}<tr>{head}</tr>{body}</table>"
 
 
+def _frame_table(header: list[str], rows: list[list[str]], current: int) -> str:
+    """The rows up to ``current`` (0-based), that row marked: the run so far."""
+    parts = [f"{_TABLE}<tr>" + "".join(f"<th {_CELL}>{html.escape(h)}</th>" for h in header)]
+    for i, row in enumerate(rows[: current + 1]):
+        mark = ";background:var(--jp-layout-color2);font-weight:bold" if i == current else ""
+        cells = "".join(
+            f'<td style="border:1px solid var(--jp-border-color2);padding:2px 6px;'
+            f'text-align:left{mark}">{html.escape(c)}</td>'
+            for c in row
+        )
+        parts.append(f"<tr>{cells}</tr>")
+    return "".join(parts) + "</table>"
+
+
+def _frame(title: str, body: str, table: str) -> str:
+    return (
+        '<div style="font-family:var(--jp-ui-font-family);color:var(--jp-content-font-color1)">'
+        f'<div style="font-weight:bold;margin:4px 0">{html.escape(title)}</div>'
+        f"{body}{table}</div>"
+    )
+
+
+def _pre(text: str) -> str:
+    return (
+        '<pre style="margin:4px 0;padding:4px 6px;white-space:pre-wrap;'
+        "background:var(--jp-layout-color2);color:var(--jp-content-font-color1);"
+        f'font-family:var(--jp-code-font-family)">{html.escape(text)}</pre>'
+    )
+
+
+def _verdict(valid: str) -> str:
+    if not valid:
+        return ""
+    colour = "var(--jp-success-color1)" if valid == "yes" else "var(--jp-error-color1)"
+    words = "holds" if valid == "yes" else "is broken"
+    return f'<div style="color:{colour}">history invariant {words} after this step</div>'
+
+
+class _Stepped:
+    """Shared by the step-by-step views: frames, the widget, and the display bundle."""
+
+    def frames(self) -> list[str]:
+        """One HTML frame per step."""
+        raise NotImplementedError
+
+    def widget(self) -> Any:
+        """A :class:`~clawnb.notebook.stepper.Stepper` over :meth:`frames` (needs ipywidgets)."""
+        from ..notebook.stepper import Stepper  # the front end, loaded only when asked for
+
+        return Stepper(self.frames())
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        data: dict[str, Any] = {"text/plain": repr(self), "text/html": self._repr_html_()}
+        # Only inside a kernel is there a front end that could show a widget; the static
+        # table stays in the bundle as what anything without live widgets renders.
+        if "ipykernel" in sys.modules:
+            try:
+                view = self.widget()._repr_mimebundle_()
+            except ImportError:  # no ipywidgets: the table alone
+                return data
+            key = "application/vnd.jupyter.widget-view+json"
+            if key in view:
+                data[key] = view[key]
+        return data
+
+    def _repr_html_(self) -> str:
+        raise NotImplementedError
+
+
 def _text(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
@@ -51,7 +128,7 @@ def _text(header: list[str], rows: list[list[str]]) -> str:
 
 
 @dataclass
-class Timeline:
+class Timeline(_Stepped):
     """Pass it as ``on_event`` (``await agent.chat(history, timeline)``); display it after.
 
     ``history`` (optional) is the list the agent appends to: each step then says whether the
@@ -91,6 +168,17 @@ class Timeline:
     def _repr_html_(self) -> str:
         return _table(self._header(), self._rows())
 
+    def frames(self) -> list[str]:
+        rows = self._rows()
+        return [
+            _frame(
+                f"step {i} of {len(self.steps)}: {kind}",
+                _pre(detail or "(no detail)") + _verdict(valid),
+                _frame_table(self._header(), rows, i - 1),
+            )
+            for i, (kind, detail, valid) in enumerate(self.steps, 1)
+        ]
+
 
 @dataclass
 class _Rows:
@@ -123,10 +211,39 @@ def rounds(history: list[Message]) -> _Rows:
     return _Rows(["round", "who", "what"], rows)
 
 
-def sse_steps(lines: list[str], parse: Callable[[str], Any], accumulator: Any) -> _Rows:
+@dataclass
+class _SseSteps(_Rows, _Stepped):
+    # per line: the line as it came in, the events it gave (repr), the text so far
+    inputs: list[tuple[str, list[str], str]] = field(default_factory=list)
+
+    def frames(self) -> list[str]:
+        out = []
+        total = len(self.rows)
+        for i, row in enumerate(self.rows):
+            if i < len(self.inputs):
+                line, events, text = self.inputs[i]
+                title = f"line {i + 1} of {total - 1}: {row[1]}"
+                body = (
+                    "<div>bytes in</div>"
+                    + _pre(line)
+                    + "<div>events out</div>"
+                    + _pre("\n".join(events) or "(nothing: not a data line, or ignored)")
+                    + "<div>text so far</div>"
+                    + _pre(text)
+                )
+            else:
+                title = "finish: the accumulator assembles the turn"
+                body = _pre(row[1])
+            out.append(_frame(title, body, _frame_table(self.header, self.rows, i)))
+        return out
+
+
+def sse_steps(lines: list[str], parse: Callable[[str], Any], accumulator: Any) -> _SseSteps:
     """Feed SSE ``lines`` through ``parse`` (``parse_sse_line``) into ``accumulator`` (a fresh
-    ``StreamAccumulator``), one line at a time: what each line gave and the text so far."""
+    ``StreamAccumulator``), one line at a time: what each line gave and the text so far.
+    Displayed in a kernel, it steps through the lines: bytes in, events out."""
     rows: list[list[str]] = []
+    inputs: list[tuple[str, list[str], str]] = []
     text = ""
     for line in lines:
         events = parse(line) or []
@@ -136,35 +253,107 @@ def sse_steps(lines: list[str], parse: Callable[[str], Any], accumulator: Any) -
                 text += event.text
         names = ", ".join(type(e).__name__ for e in events) or "(nothing)"
         rows.append([_short(line, 48), names, _short(text, 30)])
+        inputs.append((line, [repr(e) for e in events], text))
     turn = accumulator.finish()
     calls = ", ".join(f"{c.name}({_short(c.arguments, 30)})" for c in turn.tool_calls) or "none"
     rows.append(["(finish)", f"turn: text={_short(turn.text, 20)} calls={calls}", ""])
-    return _Rows(["SSE line", "events", "text so far"], rows)
+    return _SseSteps(["SSE line", "events", "text so far"], rows, inputs)
+
+
+def _bar_html(share: float, full: bool) -> str:
+    colour = "var(--jp-error-color1)" if full else "var(--jp-brand-color1)"
+    return (
+        '<div style="width:300px;height:10px;background:var(--jp-layout-color3)">'
+        f'<div style="width:{share * 100:.0f}%;height:10px;background:{colour}"></div></div>'
+    )
+
+
+def _bar_text(share: float) -> str:
+    return "█" * round(share * 30) + "░" * (30 - round(share * 30))
 
 
 @dataclass
-class Gauge:
-    """How full the context window is: ``Gauge(context_manager)``; displays as a bar."""
+class Gauge(_Stepped):
+    """How full the context window is: ``Gauge(context_manager)``; displays as a bar.
+
+    To watch it fill, call ``gauge.snap("what just happened")`` after each change (a message
+    added, ``maybe_compact`` run): each snapshot is one step, and a step where the number of
+    compactions went up is marked as the point where the history was compacted."""
 
     context: Any
+    # label, tokens in the window, limit, compactions so far, messages (or -1 if unknown)
+    snaps: list[tuple[str, int, int, int, int]] = field(default_factory=list)
 
     def _numbers(self) -> tuple[int, int, float]:
-        used = int(getattr(self.context, "tokens_used", 0))
+        # what the next request will carry, if the manager tracks it (clawnb's does); the
+        # book's manager only has its running total
+        used = int(getattr(self.context, "context_tokens", getattr(self.context, "tokens_used", 0)))
         limit = int(getattr(self.context, "max_tokens", 1)) or 1
         return used, limit, min(used / limit, 1.0)
 
+    def snap(self, label: str, messages: list[Message] | None = None) -> None:
+        """Record the window as it is now, as one step."""
+        used, limit, _ = self._numbers()
+        compactions = int(getattr(self.context, "compactions", 0))
+        self.snaps.append(
+            (label, used, limit, compactions, -1 if messages is None else len(messages))
+        )
+
+    def _snap_rows(self) -> list[list[str]]:
+        rows = []
+        before, before_count = (self.snaps[0][3], self.snaps[0][4]) if self.snaps else (0, -1)
+        for i, (label, used, limit, compactions, count) in enumerate(self.snaps, 1):
+            share = min(used / (limit or 1), 1.0)
+            # the book's manager keeps no count of compactions: a shorter history says it too
+            shrank = 0 <= count < before_count
+            compacted = compactions > before or shrank
+            event = "compacted" if compacted else ("full" if used >= limit else "")
+            before, before_count = compactions, count
+            rows.append(
+                [
+                    str(i),
+                    _short(label, 40),
+                    f"{_bar_text(share)} {used:,}/{limit:,}",
+                    "" if count < 0 else str(count),
+                    event,
+                ]
+            )
+        return rows
+
+    _SNAP_HEADER = ["step", "what happened", "window", "messages", "note"]
+
     def __repr__(self) -> str:
+        if self.snaps:
+            return _text(self._SNAP_HEADER, self._snap_rows())
         used, limit, share = self._numbers()
-        bar = "█" * round(share * 30) + "░" * (30 - round(share * 30))
         state = "compact now" if used >= limit else "ok"
-        return f"context [{bar}] {used:,} / {limit:,} tokens ({share:.0%}) — {state}"
+        return f"context [{_bar_text(share)}] {used:,} / {limit:,} tokens ({share:.0%}) — {state}"
 
     def _repr_html_(self) -> str:
+        if self.snaps:
+            return _table(self._SNAP_HEADER, self._snap_rows())
         used, limit, share = self._numbers()
-        colour = "var(--jp-error-color1)" if used >= limit else "var(--jp-brand-color1)"
         return (
             '<div style="font-family:var(--jp-ui-font-family);color:var(--jp-content-font-color1)">'
-            f'<div style="width:300px;height:10px;background:var(--jp-layout-color3)">'
-            f'<div style="width:{share * 100:.0f}%;height:10px;background:{colour}"></div></div>'
-            f"{html.escape(repr(self))}</div>"
+            f"{_bar_html(share, used >= limit)}{html.escape(repr(self))}</div>"
         )
+
+    def frames(self) -> list[str]:
+        rows = self._snap_rows()
+        out = []
+        for i, (label, used, limit, _, count) in enumerate(self.snaps):
+            share = min(used / (limit or 1), 1.0)
+            note = rows[i][4]
+            body = _bar_html(share, used >= limit) + _pre(
+                f"{used:,} / {limit:,} tokens ({share:.0%})"
+                + ("" if count < 0 else f", {count} messages")
+                + (f" — {note}" if note else "")
+            )
+            title = f"step {i + 1} of {len(self.snaps)}: {label}"
+            out.append(_frame(title, body, _frame_table(self._SNAP_HEADER, rows, i)))
+        return out
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        if not self.snaps:  # a single reading: nothing to step through
+            return {"text/plain": repr(self), "text/html": self._repr_html_()}
+        return super()._repr_mimebundle_(include, exclude)

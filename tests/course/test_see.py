@@ -1,5 +1,7 @@
 """The "see it run" views: what they show, as text and as HTML."""
 
+import sys
+
 import clawnb
 from clawnb.course._helpers import text_turn, tool_turn
 from clawnb.course.see import Gauge, Timeline, rounds, sse_steps
@@ -65,6 +67,143 @@ def test_gauge_fills_up_and_says_when_to_compact():
     window = clawnb.ContextManager(1000, 4)
     window.record(clawnb.TokenUsage(500, 0))
     assert repr(Gauge(window)).endswith("500 / 1,000 tokens (50%) — ok")
-    window.record(clawnb.TokenUsage(600, 0))
+    window.record(clawnb.TokenUsage(1100, 0))  # a turn's input is the whole history
     assert "compact now" in repr(Gauge(window))
     assert "var(--jp-error-color1)" in Gauge(window)._repr_html_()
+
+
+CLICK = {"content": {"data": {"method": "custom", "content": {"event": "click"}}}, "buffers": []}
+
+
+def click(button):
+    # what the front end sends when the button is pressed (ARCHITECTURE §4.8)
+    button._handle_msg(CLICK)
+
+
+async def test_timeline_widget_steps_through_the_run_with_prev_next_and_the_slider(tmp_path):
+    (tmp_path / "a.txt").write_text("alpha")
+    agent = clawnb.SimpleAgent(
+        clawnb.MockProvider(
+            [tool_turn(("c1", "read", {"path": str(tmp_path / "a.txt")})), text_turn("done")]
+        )
+    ).tool(clawnb.ReadTool())
+    history = [Message.User("read a")]
+    timeline = Timeline(history)
+    await agent.chat(history, timeline)
+    kinds = [step[0] for step in timeline.steps]
+    stepper = timeline.widget()
+    assert stepper.step == 1 and stepper.prev.disabled and not stepper.next.disabled
+    assert f"step 1 of {len(kinds)}: {kinds[0]}" in stepper.view.value
+    for _ in range(kinds.index("ToolResult")):
+        click(stepper.next)
+    shown = stepper.view.value
+    assert "ToolResult" in shown and "ok: alpha" in shown
+    assert "history invariant holds after this step" in shown
+    assert "var(--jp-success-color1)" in shown
+    click(stepper.prev)
+    assert stepper.step == kinds.index("ToolResult")  # one back, counted from 1
+    assert f": {kinds[stepper.step - 1]}</div>" in stepper.view.value
+    stepper.slider.value = len(kinds)  # dragging the slider to the end
+    assert "Done" in stepper.view.value and stepper.next.disabled
+    click(stepper.next)  # past the end: stays on the last step
+    assert stepper.step == len(kinds)
+    assert stepper.position.value == f"{len(kinds)} of {len(kinds)}"
+
+
+def test_timeline_widget_marks_a_step_where_the_history_is_broken():
+    timeline = Timeline([Message.ToolResult("x", "orphan")])
+    timeline(clawnb.AgentEvent.Done("?"))
+    frame = timeline.widget().view.value
+    assert "history invariant is broken after this step" in frame
+    assert "var(--jp-error-color1)" in frame
+
+
+def test_views_display_the_static_table_with_the_widget_beside_it_only_in_a_kernel(monkeypatch):
+    timeline = Timeline()
+    timeline(clawnb.AgentEvent.Done("bye"))
+    key = "application/vnd.jupyter.widget-view+json"
+    monkeypatch.delitem(sys.modules, "ipykernel", raising=False)
+    bundle = timeline._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html"}
+    assert bundle["text/html"] == timeline._repr_html_()
+    import ipykernel  # the real module, as in a kernel (no kernel runs: comms are no-ops)
+
+    monkeypatch.setitem(sys.modules, "ipykernel", ipykernel)
+    bundle = timeline._repr_mimebundle_()
+    # what a saved notebook, GitHub and nbval read is the same table; JupyterLab shows the widget
+    assert bundle["text/html"] == timeline._repr_html_() and "Done" in bundle["text/plain"]
+    assert bundle[key]["model_id"]
+
+
+def test_sse_stepper_shows_bytes_in_and_events_out_one_line_per_step():
+    lines = [
+        'data: {"choices":[{"delta":{"content":"Hel"}}]}',
+        ": keep-alive",
+        'data: {"choices":[{"delta":{"content":"lo"}}]}',
+        "data: [DONE]",
+    ]
+    stepper = sse_steps(lines, parse_sse_line, StreamAccumulator()).widget()
+    assert stepper.slider.max == 5  # four lines and the finish
+    assert "line 1 of 4: TextDelta" in stepper.view.value
+    assert "&quot;Hel&quot;" in stepper.view.value  # the bytes in, escaped
+    click(stepper.next)
+    assert "keep-alive" in stepper.view.value and "(nothing" in stepper.view.value
+    click(stepper.next)
+    assert "text so far</div>" in stepper.view.value and ">Hello</pre>" in stepper.view.value
+    stepper.show(5)
+    assert "finish" in stepper.view.value and "turn: text=Hello calls=none" in stepper.view.value
+
+
+async def test_gauge_steps_fill_the_window_and_mark_the_compaction():
+    window = clawnb.ContextManager(max_tokens=120, preserve_recent=2)
+    provider = clawnb.MockProvider([text_turn("summary of the early questions")])
+    gauge = Gauge(window)
+    history = [Message.System("You are a coding agent.")]
+    compacted_at = None
+    for i in range(6):
+        history.append(Message.User(f"Question {i}: " + "words " * 12))
+        if await window.maybe_compact(provider, history) and compacted_at is None:
+            compacted_at = i + 1
+        gauge.snap(f"question {i} added", history)
+    assert compacted_at is not None, "the scripted run should reach the limit"
+    notes = [row[4] for row in gauge._snap_rows()]
+    assert notes.count("compacted") == 1 and notes.index("compacted") == compacted_at - 1
+    stepper = gauge.widget()
+    assert stepper.slider.max == 6
+    stepper.show(compacted_at)
+    assert "compacted" in stepper.view.value
+    assert "compacted" in repr(gauge) and "<table" in gauge._repr_html_()
+
+
+def test_an_empty_stepper_says_so():
+    stepper = Timeline().widget()
+    assert "no steps yet" in stepper.view.value and stepper.next.disabled
+
+
+def test_saving_keeps_the_table_and_drops_the_widget_view_and_its_state():
+    from clawnb.course._save import WIDGET_VIEW, strip_widgets
+
+    nb = {
+        "metadata": {"widgets": {"state": {}}},
+        "cells": [
+            {
+                "cell_type": "code",
+                "outputs": [
+                    {"data": {"text/html": "<table>", WIDGET_VIEW: {"model_id": "abc"}}},
+                    {"text": "printed"},
+                ],
+            }
+        ],
+    }
+    assert strip_widgets(nb) == 1
+    assert nb["cells"][0]["outputs"][0]["data"] == {"text/html": "<table>"}
+    assert "widgets" not in nb["metadata"]
+
+
+def test_saved_course_notebooks_carry_no_widget_views():
+    # GitHub and a reopened notebook could not draw them: the saved copy shows the tables
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[2] / "notebooks"
+    for path in folder.glob("*.ipynb"):
+        assert "widget-view+json" not in path.read_text(encoding="utf-8"), path.name

@@ -1,0 +1,51 @@
+"""Re-execute a solution notebook and save it with its outputs, as GitHub and nbval see it.
+
+The "see it run" views display a live widget next to their static table; a saved notebook
+keeps only the table: the widget's view key points at a model that exists only while the
+kernel runs (GitHub and a reopened notebook could not draw it), and its state would bloat the
+file with random ids (ARCHITECTURE §4.9)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def strip_widgets(nb: dict) -> int:
+    """Drop widget views from outputs and saved widget state; returns how many views went."""
+    dropped = 0
+    for cell in nb.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                del data[WIDGET_VIEW]
+                dropped += 1
+    nb.get("metadata", {}).pop("widgets", None)
+    return dropped
+
+
+def save_outputs(path: Path, timeout: int = 120) -> int:
+    """Run ``path`` in a fresh kernel (its folder as the working directory) and write it back
+    with its outputs, widgets stripped. Raises on a failing cell; the file is then untouched."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        store_widget_state=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute()
+    dropped = strip_widgets(nb)
+    # write beside it, then rename: an interrupted save never leaves half a notebook
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".ipynb.tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        nbformat.write(nb, handle)
+    os.replace(tmp, path)
+    return dropped
