@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from . import harness
 from .harness import Attack, AttackerServer, leaked, make_world, run_attack
 
 pytestmark = pytest.mark.timeout(90)
@@ -96,8 +95,6 @@ def test_redteam_attack_has_no_effect(path, frontend, listener, tmp_path, monkey
     if frontend == "chat":
         pytest.importorskip("pexpect")
     attack = _load(path, listener)
-    monkeypatch.setattr(harness, "_sse", _sse_in_chunks)
-    monkeypatch.setattr(harness, "_json", _json_joined)
     world = make_world(tmp_path, attack, AttackerServer(), AttackerServer())
     for step in attack.data.get("pre_trust", []):
         _trust(world, step)
@@ -111,24 +108,6 @@ def test_redteam_attack_has_no_effect(path, frontend, listener, tmp_path, monkey
     if expect.get("no_leak", True) and leaked(world.transcript):
         problems.append(f"{', '.join(leaked(world.transcript))} shown by the {frontend}")
     assert not problems, f"{attack.data.get('finding')}: " + "; ".join(problems)
-
-
-_PLAIN_SSE, _PLAIN_JSON = harness._sse, harness._json
-
-
-def _sse_in_chunks(turn: dict[str, Any]) -> bytes:
-    """A turn's ``text_chunks`` sent as separate stream deltas (the harness sends one)."""
-    if "text_chunks" not in turn:
-        return _PLAIN_SSE(turn)
-    chunks = [{"choices": [{"index": 0, "delta": {"content": c}}]} for c in turn["text_chunks"]]
-    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    return "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
-
-
-def _json_joined(turn: dict[str, Any]) -> bytes:
-    if "text_chunks" in turn:
-        turn = {**turn, "text": "".join(turn["text_chunks"])}
-    return _PLAIN_JSON(turn)
 
 
 def _trust(world: Any, step: dict[str, Any]) -> None:
