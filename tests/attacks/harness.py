@@ -595,6 +595,7 @@ def drive_chat(world: World) -> None:
         r"\[y\]es / \[n\]o / \[a\]lways: ",
         r"trust this folder\? .*: ",
         "you> ",
+        r"execute this plan\? .*: ",  # plan mode's review: "plan_answer" (default n)
         pexpect.EOF,
     ]
     sent = False
@@ -613,6 +614,8 @@ def drive_chat(world: World) -> None:
                 else:
                     child.sendline(world.fill(world.attack.data.get("prompt", "go")))
                     sent = True
+            elif i == 3:
+                child.sendline(world.attack.data.get("plan_answer", "n"))
             else:
                 break
     finally:
