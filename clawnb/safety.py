@@ -457,10 +457,13 @@ class ProtectedFileCheck:
 
     def matching_pattern(self, path: str) -> str | None:
         """The first pattern protecting ``path``, or ``None``."""
-        forms = self._forms(path)
+        # Case-insensitively: on macOS and Windows `.GIT/hooks/x` and `.ENV` *are* `.git/hooks/x`
+        # and `.env` (a hook there runs code at the next git command).
+        forms = [f.casefold() for f in self._forms(path)]
         for pattern in self.patterns:
+            folded = pattern.casefold()
             for form in forms:
-                if fnmatch.fnmatchcase(form, pattern):
+                if fnmatch.fnmatchcase(form, folded):
                     return pattern
         return None
 

@@ -113,7 +113,8 @@ def is_control_file(
     except (OSError, ValueError):
         pass
     for spelled in spellings:
-        if CONTROL_DIR in spelled.parts:
+        # any case: on macOS and Windows `.CLAW/config.toml` is `.claw/config.toml`
+        if any(part.casefold() == CONTROL_DIR for part in spelled.parts):
             return True
         if spelled.name.casefold() in names:
             return True
