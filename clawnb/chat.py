@@ -146,6 +146,11 @@ class _Console:
         self.out = out
 
     async def ask(self, prompt: str) -> str:
+        # Typeahead goes before the question appears, never after: the flush also drops keys
+        # the kernel has not yet processed, so flushing once the prompt is visible swallowed a
+        # Ctrl-C (or an answer) pressed as it appeared (seen on a loaded machine: no ^C echo,
+        # no interruption, the question kept waiting).
+        _discard_typeahead()
         self.out.write(prompt)
         self.out.flush()
         if not sys.stdin.isatty():
@@ -154,7 +159,6 @@ class _Console:
             return _blocking_readline()
         loop = asyncio.get_running_loop()
         fd = sys.stdin.fileno()
-        _discard_typeahead()
         done: asyncio.Future[str] = loop.create_future()
         buffer = bytearray()
 
