@@ -211,8 +211,12 @@ class SandboxPolicy:
             # the workspace may live under /tmp, which the private tmpfs hides
             args += ["--ro-bind", ws, ws]
         for path in [*self.control_paths(), *self.extra_read_only]:
-            if not os.path.exists(path) or os.path.islink(path):
-                continue  # a link's target is either outside (read-only) or bound itself
+            if os.path.islink(path):
+                # a control file that is a link (CLAUDE.md -> docs/guide.md): its target is
+                # what the agent reads, so that is what is bound read-only
+                path = Path(os.path.realpath(path))
+            if not os.path.exists(path):
+                continue
             p = str(path)
             args += ["--ro-bind", p, p]
         args += ["--chdir", os.fspath(cwd) if cwd is not None else ws]

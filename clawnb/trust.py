@@ -107,6 +107,9 @@ def is_control_file(
     except (TypeError, ValueError):
         return True
     names = _instruction_names(instruction_files)
+    # A control file that is a link (CLAUDE.md -> docs/guide.md, .claw -> cfg) makes what it
+    # points to a control file too: writing docs/guide.md rewrites the system prompt.
+    linked = _link_targets(ws, config_home, instruction_files)
     config_dirs = {Path(os.path.normpath(user_config_dir(config_home).absolute()))}
     try:
         config_dirs.add(Path(os.path.realpath(user_config_dir(config_home))))
@@ -120,7 +123,27 @@ def is_control_file(
             return True
         if any(_is_within(spelled, d) for d in config_dirs):
             return True
+        if any(_is_within(spelled, target) for target in linked):
+            return True
     return False
+
+
+def _link_targets(
+    workspace: Path,
+    config_home: str | os.PathLike[str] | None,
+    instruction_files: Iterable[str],
+) -> list[Path]:
+    """Where the workspace's control files that are symbolic links really lead."""
+    targets = []
+    for path in control_paths(
+        workspace, config_home=config_home, instruction_files=instruction_files
+    ):
+        if path.is_symlink():
+            try:
+                targets.append(Path(os.path.realpath(path)))
+            except (OSError, ValueError):
+                continue
+    return targets
 
 
 def control_paths(
