@@ -314,6 +314,7 @@ def test_second_ctrl_c_during_the_kill_grace_period_still_kills_the_group(tmp_pa
     # that ignores SIGTERM (with its `cmd &` job) lived on.
     import asyncio
 
+    from clawnb.executor import CallContext, current_call
     from clawnb.tools.bash import BashTool
 
     loop = asyncio.new_event_loop()
@@ -324,15 +325,20 @@ def test_second_ctrl_c_during_the_kill_grace_period_still_kills_the_group(tmp_pa
         # whose first TERM the test can see arrive
         command = (
             "(trap '' TERM; sleep 1000) & echo $! > bg.pid; "
-            "trap 'echo x >> got_term' TERM; echo $$ > fg.pid; "
+            "trap 'echo x >> got_term' TERM; echo $$ > fg.pid; echo ready; "
             "while :; do sleep 500 & wait $!; done"
         )
-        task = loop.create_task(tool.call({"command": command}))
+        # The call's live output shows when the tool holds its process. The pid files alone
+        # do not: a Ctrl-C while the spawn is still returning kills the half-started group at
+        # once (no grace period to test), which a loaded machine hit now and then.
+        output: list[str] = []
+        token = current_call.set(CallContext("c1", lambda event: output.append(event.text)))
+        try:
+            task = loop.create_task(tool.call({"command": command}))
+        finally:
+            current_call.reset(token)
         deadline = time.monotonic() + 10
-        while not all(
-            (tmp_path / n).exists() and (tmp_path / n).read_text().strip()
-            for n in ("bg.pid", "fg.pid")
-        ):
+        while "ready" not in "".join(output):
             assert time.monotonic() < deadline, "the command never started"
             loop.run_until_complete(asyncio.sleep(0.05))
         pids = [int((tmp_path / n).read_text()) for n in ("bg.pid", "fg.pid")]
