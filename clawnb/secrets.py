@@ -34,7 +34,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit
@@ -92,8 +92,17 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ("xox[abprs]-", _START + r"xox[abprs]-[A-Za-z0-9\-]{10,}"),
 )
 _KEY_SHAPES = [(re.compile(clue), re.compile(pattern)) for clue, pattern in _SHAPES]
-# "Bearer " right before a streamed token: held back with it, or the header shape cannot match
-_BEARER_BEFORE = re.compile(_START + r"(?:Bearer|bearer)\s+\Z")
+# The end of a streamed text that may still grow into one of the shapes above (kept in step
+# with them): its start, as far as it has come, at a word start. Everything after the literal
+# start of each shape is in the shape's character class, so any run of those can still grow.
+_SHAPE_START_ANYWHERE = re.compile(
+    r"(?:s(?:k(?:-[A-Za-z0-9_\-]*)?)?"
+    + r"|[Bb](?:e(?:a(?:r(?:e(?:r(?:\s+[A-Za-z0-9_\-\.=:/+]*)?)?)?)?)?)?"
+    + r"|A(?:I(?:z(?:a[0-9A-Za-z_\-]*)?)?)?"
+    + r"|g(?:h(?:[pousr](?:_[A-Za-z0-9]*)?)?)?"
+    + r"|x(?:o(?:x(?:[abprs](?:-[A-Za-z0-9\-]*)?)?)?)?)\Z"
+)
+_SHAPE_START = re.compile(_START + _SHAPE_START_ANYWHERE.pattern)
 # The longest run of key characters a stream holds back: longer than any key in any encoding.
 MAX_HELD = 512
 
@@ -277,6 +286,9 @@ class _Needles:
 
     sources: tuple[Any, ...]
     forms: tuple[str, ...]  # every known value in every encoding, longest first
+    # the proper prefixes of the forms, by their last character, longest first: the end of a
+    # streamed text that is one of them may still become a known value
+    prefixes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class Redactor:
@@ -372,7 +384,9 @@ class Redactor:
                     forms |= _encoded_forms(value)
                 # longest first, so a key that contains another is replaced whole
                 ordered = tuple(sorted(forms, key=lambda f: (-len(f), f)))
-                self._needles = _Needles(sources=sources, forms=ordered)
+                self._needles = _Needles(
+                    sources=sources, forms=ordered, prefixes=_prefixes_by_last_char(ordered)
+                )
             return self._needles
 
     def known_values(self) -> frozenset[str]:
@@ -397,6 +411,26 @@ class Redactor:
 
     redact = __call__
 
+    def redact_after(self, text: str, before: str) -> str:
+        """``text`` redacted as the continuation of ``before`` (what was shown just before
+        it): a key shape starts only at a word start, and whether ``text`` begins at one
+        depends on ``before``'s last character."""
+        if not before or not text:
+            return self(text)
+        for form in self._current_needles().forms:
+            if form in text:
+                text = text.replace(form, REDACTION)
+        context = before[-1] + text
+        for clue, shape in _KEY_SHAPES:
+            if clue.search(text):
+                pieces, last = [], 1
+                for m in shape.finditer(context, 1):  # the look-behind sees ``before``
+                    pieces += [context[last : m.start()], _shape_replacement(m)]
+                    last = m.end()
+                context = context[0] + "".join(pieces) + context[last:]
+                text = context[1:]
+        return text
+
     def contains_secret(self, text: str) -> bool:
         """Does ``text`` hold a known secret or a key-shaped string?"""
         return bool(text) and self(text) != text
@@ -417,31 +451,67 @@ class Redactor:
         """``(ready, held)`` with ``text == ready + held``: ``ready`` can be redacted and shown
         on its own, ``held`` may still be the start of a key (or of one of its encodings).
 
-        Keys and their encodings are printable ASCII without spaces, so ``held`` is the
-        trailing run of such characters, with a ``Bearer`` before it. Text in other scripts
-        (Chinese has no spaces) ends the run, so it streams at once. A run longer than
-        :data:`MAX_HELD` is no single key (a dump, a blob): all but its last ``MAX_HELD``
-        characters are released, never cutting through a secret the run holds.
+        Only what could still become a secret is held: the longest end of ``text`` that is the
+        start of a known value in one of its encodings (base64 at every alignment, hex, URL
+        forms — found anywhere, even glued to other text, as the redactor finds them), the start
+        of a key shape at a word start (``s``, ``sk-…``, ``Bearer …``, ``gh``, ``AIza…``),
+        and a known value that is complete but still followed by key characters (its encoding
+        may go on). An ordinary word therefore shows at once instead of waiting for the next
+        token. A cut never falls inside a secret the text already holds. A key-shaped run
+        longer than :data:`MAX_HELD` is no single key (a dump, a blob): all but its last
+        ``MAX_HELD`` characters are released, never cutting through a secret in it.
         """
         end = len(text)
-        start = end
+        if not text:
+            return "", ""
+        needles = self._current_needles()
+        # the trailing run of key characters (printable ASCII without spaces)
+        run = end
         floor = max(0, end - 2 * MAX_HELD)
-        while start > floor and "!" <= text[start - 1] <= "~":
-            start -= 1
-        if end - start <= MAX_HELD:
-            bearer = _BEARER_BEFORE.search(text, max(0, start - 32), start)
-            if bearer is not None:
-                start = bearer.start()
-            return text[:start], text[start:]
-        cut = end - MAX_HELD
-        spans = [(start + m.start(), start + m.end()) for m in self._secret_matches(text[start:])]
+        while run > floor and "!" <= text[run - 1] <= "~":
+            run -= 1
+        space = run
+        while space > floor and text[space - 1].isspace():
+            space -= 1
+        cut = end
+        # the start of a key shape, at a word start or after "Bearer "
+        shape = _SHAPE_START.search(text, max(0, space - 8))
+        if shape is not None:
+            cut = shape.start()
+        longest = len(needles.forms[0]) if needles.forms else 0
+        for form in needles.forms:
+            found = text.find(form, max(0, space - 8 - longest))
+            while found >= 0:
+                if found >= run:  # complete in that run: the run may be its longer encoding
+                    cut = min(cut, found)
+                # it will read "***", and a key shape may start right after that
+                glued = _SHAPE_START_ANYWHERE.match(text, found + len(form))
+                if glued is not None:
+                    cut = min(cut, glued.start())
+                found = text.find(form, found + 1)
+        # a run longer than any key is a dump: release all but its end
+        cut = max(cut, end - MAX_HELD)
+        # the start of a known value in any encoding, anywhere (never released: a proper
+        # prefix is shorter than the value itself)
+        for prefix in needles.prefixes.get(text[-1], ()):
+            if text.endswith(prefix):
+                cut = min(cut, end - len(prefix))
+                break
+        if 0 < cut < end:
+            cut = self._outside_matches(text, cut)
+        return text[:cut], text[cut:]
+
+    def _outside_matches(self, text: str, cut: int) -> int:
+        """``cut``, moved back to the start of any secret in ``text`` that it falls inside."""
+        lo = max(0, cut - 2 * MAX_HELD)
+        spans = [(lo + m.start(), lo + m.end()) for m in self._secret_matches(text[lo:])]
         moved = True
-        while moved:  # a match across the cut is held whole
+        while moved:
             moved = False
             for first, last in spans:
                 if first < cut < last:
                     cut, moved = first, True
-        return text[:cut], text[cut:]
+        return cut
 
     def _secret_matches(self, text: str) -> Iterator[re.Match[str]]:
         for form in self._current_needles().forms:
@@ -465,21 +535,40 @@ class StreamRedactor:
     def __init__(self, using: Redactor | None = None) -> None:
         self._redactor = using if using is not None else redactor  # the process-wide one
         self._held = ""
+        self._shown = ""  # the last character returned: the context of what follows
 
     def feed(self, chunk: str) -> str:
         """The part of everything fed so far that is safe to show now and was not returned."""
         ready, self._held = self._redactor.settled(self._held + chunk)
-        return self._redactor(ready) if ready else ""
+        return self._show(ready)
 
     def flush(self) -> str:
         """The text still held back, redacted; the stream starts afresh."""
         held, self._held = self._held, ""
-        return self._redactor(held) if held else ""
+        shown = self._show(held)
+        self._shown = ""
+        return shown
+
+    def _show(self, text: str) -> str:
+        if not text:
+            return ""
+        shown = self._redactor.redact_after(text, self._shown)
+        self._shown = shown[-1:] or self._shown
+        return shown
 
     @property
     def holding(self) -> bool:
         """Is some text held back?"""
         return bool(self._held)
+
+
+def _prefixes_by_last_char(forms: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Every proper prefix of ``forms``, grouped by its last character, longest first."""
+    grouped: dict[str, set[str]] = {}
+    for form in forms:
+        for k in range(1, len(form)):
+            grouped.setdefault(form[k - 1], set()).add(form[:k])
+    return {c: tuple(sorted(ps, key=lambda p: (-len(p), p))) for c, ps in grouped.items()}
 
 
 def _secret_values(variables: Mapping[str, str]) -> set[str]:

@@ -234,12 +234,60 @@ def test_a_bearer_token_split_across_chunks_is_never_shown():
         assert shown == "Authorization: Bearer *** next", (cut, shown)
 
 
-def test_streamed_text_without_spaces_or_keys_is_shown_at_once():
-    stream = StreamRedactor(Redactor(environ=False))
+def test_streamed_words_show_at_once_unless_they_may_start_a_key():
+    stream = StreamRedactor(Redactor([KEY], environ=False))
     assert stream.feed("这是一个测试。") == "这是一个测试。"  # Chinese has no spaces
-    assert stream.feed("Hello wor") == "Hello "  # "wor" may still grow into a key
-    assert stream.feed("ld, again") == "world, "
-    assert stream.flush() == "again" and stream.flush() == ""
+    assert stream.feed("Hello wor") == "Hello wor"  # no key starts with "wor"
+    assert stream.feed("ld, the s") == "ld, the "  # "s" may become "sk-…"
+    assert stream.feed("ky is blue, ca") == "sky is blue, "  # "ca" may become the key
+    assert stream.feed("n it be") == "can it "  # "be" may become "Bearer …"
+    assert stream.feed("?") == "be?"
+    assert stream.flush() == "" and stream.flush() == ""
+    assert stream.feed("again") == "again"
+
+
+KEY_SHAPES = [
+    "sk-ant-api03-Abcdefghijklmnop0123",
+    "Bearer abcdefghijklmnop0123",
+    "AIza" + "Xy0_" * 9,
+    "ghp_" + "Ab1" * 12,
+    "xoxb-0123456789-abcdef",
+]
+
+
+@pytest.mark.parametrize("secret", KEY_SHAPES)
+def test_every_key_shape_split_at_any_position_waits_until_it_is_whole(secret):
+    r = Redactor(environ=False)
+    for cut in range(1, len(secret)):
+        for before, after in [("key: ", " ok\n"), ("键是", "。好"), ("(", ")")]:
+            text, shown = _streamed(r, [before + secret[:cut], secret[cut:] + after])
+            assert text == r(before + secret + after) and secret not in text, (cut, text)
+            assert shown[0] == before, (cut, shown)
+
+
+def test_any_chunking_of_text_with_keys_shows_what_the_whole_text_redacts_to():
+    # keys in every encoding, glued to words, shapes and each other, cut at random places
+    import random
+
+    r = Redactor([KEY], environ=False)
+    forms = sorted(r.known_values())
+    rng = random.Random(12)
+    letters = list("ab s k-_.=+/Bearer\n键AIzaghp_xoxb") + list(KEY)
+    for _ in range(1500):
+        parts = []
+        for _ in range(rng.randint(1, 4)):
+            parts.append("".join(rng.choice(letters) for _ in range(rng.randint(0, 12))))
+            if rng.random() < 0.5:
+                parts.append(rng.choice(forms))
+            if rng.random() < 0.2:
+                start = rng.choice(["Bearer ", "sk-", "ghp_", "xoxb-", "AIza"])
+                parts.append(start + "".join(rng.choice("abXY01-_") for _ in range(40)))
+        text = "".join(parts)
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randint(0, 8))))
+        pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        shown, _ = _streamed(r, pieces)
+        assert not any(form in shown for form in forms), (pieces, shown)
+        assert shown == r(text), (pieces, shown)
 
 
 def test_a_long_run_streams_on_without_cutting_a_key_in_it():
@@ -269,4 +317,4 @@ def test_streamed_text_written_ahead_to_the_session_never_holds_a_key(tmp_path, 
     records = [json.loads(line) for line in text.splitlines()]
     shown = "".join(r["text"] for r in records if r["type"] == "partial")
     assert secret not in text and secret[:9] not in text
-    assert shown == "whole: *** split: *** and "  # "more" waits for the rest of the answer
+    assert shown == "whole: *** split: *** and more"  # no key starts with "more"
