@@ -536,6 +536,7 @@ async def run_claw(
     :class:`ClawFailed` (IPython shows one line and "Run All" stops) unless
     ``raise_on_interrupt`` is false — a background task must not
     raise a KeyboardInterrupt, which asyncio would propagate out of the kernel's loop."""
+    from ..secrets import watch_dotenv
     from .interpolate import SecretInPromptError, expand_prompt
 
     session = get_session(shell)
@@ -561,6 +562,9 @@ async def run_claw(
     if not body.strip():
         print("%%claw: the cell body is the prompt; it is empty (see %%claw --help)")
         return None
+    # the workspace's .env keys are secrets before any agent is built: a {name} holding one
+    # is refused like one holding an environment key
+    watch_dotenv(session.cwd)
     try:
         prompt = expand_prompt(body.strip(), shell, session.errors)
     except SecretInPromptError as exc:
