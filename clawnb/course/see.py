@@ -151,7 +151,11 @@ class Timeline(_Stepped):
             "ToolResult": lambda e: f"{e.outcome}: {e.content}",
             "Done": lambda e: e.text,
             "Error": lambda e: e.message,
-            "TurnEnd": lambda e: f"{len(e.turn.tool_calls)} tool call(s)",
+            # the model's turn as a whole, after its text and calls have streamed
+            "TurnEnd": lambda e: (
+                (f"model says {e.turn.text!r}, " if e.turn.text else "model turn: ")
+                + f"{len(e.turn.tool_calls)} tool call(s)"
+            ),
         }.get(kind, lambda e: "")(event)
         valid = "" if self.history is None else ("yes" if history_is_valid(self.history) else "no")
         self.steps.append((kind, detail, valid))

@@ -24,6 +24,7 @@ async def test_timeline_lists_each_event_with_the_history_invariant(tmp_path):
     kinds = [step[0] for step in timeline.steps]
     assert kinds.index("ToolCall") < kinds.index("ToolResult") < kinds.index("Done")
     assert "ok: alpha" in text
+    assert "model turn: 1 tool call(s)" in text and "model says 'done', 0 tool call(s)" in text
     assert all(valid == "yes" for _, _, valid in timeline.steps)
     assert (
         "<table" in timeline._repr_html_() and "var(--jp-border-color2)" in timeline._repr_html_()
