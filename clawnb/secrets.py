@@ -308,7 +308,7 @@ class Redactor:
         self._registered: set[str] = {v for v in values if v and len(v) >= MIN_SECRET_LEN}
         self._environ = environ
         self._dotenv_dirs: dict[str, tuple[tuple[int, ...] | None, list[str]]] = {}
-        self._env_len = -1
+        self._env_keys: frozenset[Any] | None = None
         self._env_names: tuple[str, ...] = ()
         self._lock = threading.Lock()
         self._needles = _Needles(sources=("never computed",), forms=())
@@ -349,13 +349,17 @@ class Redactor:
         return files
 
     def _secret_env_names(self) -> tuple[str, ...]:
-        # Which names look secret is worked out again only when the number of variables
-        # changes: iterating os.environ decodes every entry (~2 µs each). The values of these
-        # names are read on every call, so a changed key is caught at once.
-        if len(os.environ) != self._env_len:
+        # Which names look secret is worked out again only when the set of names changes:
+        # iterating os.environ decodes every entry (~2 µs each), its raw keys do not. (The
+        # number of variables is not enough: a key added as another variable is removed
+        # leaves it as it was.) The values of these names are read on every call, so a
+        # changed key is caught at once.
+        raw = getattr(os.environ, "_data", None)
+        keys = frozenset(raw) if isinstance(raw, dict) else frozenset(os.environ)
+        if keys != self._env_keys:
             names = {k for k in os.environ if is_secret_name(k)} | set(KEY_ENV_VARS)
             self._env_names = tuple(sorted(names))
-            self._env_len = len(os.environ)
+            self._env_keys = keys
         return self._env_names
 
     def _sources(self) -> tuple[Any, ...]:

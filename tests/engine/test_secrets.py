@@ -166,6 +166,16 @@ def test_a_key_set_in_the_environment_mid_session_is_caught_at_once(monkeypatch)
     assert r("first-openai-key-000 second-openai-key-111") == "first-openai-key-000 ***"
 
 
+def test_a_key_variable_that_replaces_another_is_caught_at_once(monkeypatch):
+    # as many variables as before, but a different secret-looking name among them
+    monkeypatch.setenv("OLD_SERVICE_TOKEN", "old-token-abcdefghijklmnop")
+    r = Redactor()
+    assert r("old-token-abcdefghijklmnop") == "***"
+    monkeypatch.delenv("OLD_SERVICE_TOKEN")
+    monkeypatch.setenv("NEW_SERVICE_TOKEN", "new-token-abcdefghijklmnop")
+    assert r("new-token-abcdefghijklmnop") == "***"
+
+
 def test_a_key_added_to_the_workspace_dotenv_mid_session_is_caught_at_once(tmp_path):
     r = Redactor(environ=False)
     r.watch_dotenv(tmp_path)
