@@ -215,52 +215,97 @@ def rounds(history: list[Message]) -> _Rows:
     return _Rows(["round", "who", "what"], rows)
 
 
-@dataclass
+@dataclass(repr=False)  # keep _Rows' text table as the repr
 class _SseSteps(_Rows, _Stepped):
-    # per line: the line as it came in, the events it gave (repr), the text so far
-    inputs: list[tuple[str, list[str], str]] = field(default_factory=list)
+    # per step: what came in, the complete lines it gave (chunked only), the part of a line
+    # held back until more arrives (chunked only), the events (repr), the text so far
+    inputs: list[tuple[str, list[str] | None, str, list[str], str]] = field(default_factory=list)
 
     def frames(self) -> list[str]:
         out = []
         total = len(self.rows)
         for i, row in enumerate(self.rows):
             if i < len(self.inputs):
-                line, events, text = self.inputs[i]
-                title = f"line {i + 1} of {total - 1}: {row[1]}"
-                body = (
-                    "<div>bytes in</div>"
-                    + _pre(line)
-                    + "<div>events out</div>"
-                    + _pre("\n".join(events) or "(nothing: not a data line, or ignored)")
+                came, lines, held, events, text = self.inputs[i]
+                unit = "line" if lines is None else "chunk"
+                title = f"{unit} {i + 1} of {total - 1}: {row[-2]}"
+                body = "<div>bytes in</div>" + _pre(came)
+                if lines is not None:
+                    body += "<div>complete lines</div>" + _pre("\n".join(lines) or "(none yet)")
+                    body += "<div>held back until the line ends</div>" + _pre(held or "(nothing)")
+                body += (
+                    "<div>events out</div>"
+                    + _pre("\n".join(events) or "(nothing: no data line, or one that is ignored)")
                     + "<div>text so far</div>"
                     + _pre(text)
                 )
             else:
                 title = "finish: the accumulator assembles the turn"
-                body = _pre(row[1])
+                body = _pre(row[-2])
             out.append(_frame(title, body, _frame_table(self.header, self.rows, i)))
         return out
 
 
-def sse_steps(lines: list[str], parse: Callable[[str], Any], accumulator: Any) -> _SseSteps:
+def sse_steps(
+    lines: list[str] | list[bytes],
+    parse: Callable[[str], Any],
+    accumulator: Any,
+    *,
+    chunked: bool = False,
+) -> _SseSteps:
     """Feed SSE ``lines`` through ``parse`` (``parse_sse_line``) into ``accumulator`` (a fresh
     ``StreamAccumulator``), one line at a time: what each line gave and the text so far.
-    Displayed in a kernel, it steps through the lines: bytes in, events out."""
+    Displayed in a kernel, it steps through the lines: bytes in, events out.
+
+    ``chunked=True`` takes the pieces as they come off the network instead (``str`` or
+    ``bytes``, cut anywhere, even inside a line or a UTF-8 character): each step shows the
+    chunk, the lines it completed, and what is held back until its line ends."""
+    import codecs
+
     rows: list[list[str]] = []
-    inputs: list[tuple[str, list[str], str]] = []
+    inputs: list[tuple[str, list[str] | None, str, list[str], str]] = []
     text = ""
-    for line in lines:
+    buffer = ""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(line: str) -> list[Any]:
+        nonlocal text
         events = parse(line) or []
         for event in events:
             accumulator.feed(event)
             if type(event).__name__ == "TextDelta":
                 text += event.text
+        return list(events)
+
+    for item in lines:
+        came = decoder.decode(item) if isinstance(item, bytes) else item
+        if not chunked:
+            events = feed(came)
+            names = ", ".join(type(e).__name__ for e in events) or "(nothing)"
+            rows.append([_short(came, 48), names, _short(text, 30)])
+            inputs.append((came, None, "", [repr(e) for e in events], text))
+            continue
+        buffer += came
+        *complete, buffer = buffer.split("\n")
+        complete = [line.removesuffix("\r") for line in complete]
+        events = [event for line in complete for event in feed(line)]
         names = ", ".join(type(e).__name__ for e in events) or "(nothing)"
-        rows.append([_short(line, 48), names, _short(text, 30)])
-        inputs.append((line, [repr(e) for e in events], text))
+        rows.append([_short(repr(item), 40), str(len(complete)), names, _short(text, 30)])
+        inputs.append((came, complete, buffer, [repr(e) for e in events], text))
+    if chunked and (buffer + decoder.decode(b"", final=True)).strip():
+        # a stream that ends without a newline still ends its last line
+        last = buffer + decoder.decode(b"", final=True)
+        events = feed(last)
+        names = ", ".join(type(e).__name__ for e in events) or "(nothing)"
+        rows.append(["(end of stream)", "1", names, _short(text, 30)])
+        inputs.append(("", [last], "", [repr(e) for e in events], text))
     turn = accumulator.finish()
     calls = ", ".join(f"{c.name}({_short(c.arguments, 30)})" for c in turn.tool_calls) or "none"
-    rows.append(["(finish)", f"turn: text={_short(turn.text, 20)} calls={calls}", ""])
+    finish = f"turn: text={_short(turn.text, 20)} calls={calls}"
+    if chunked:
+        rows.append(["(finish)", "", finish, ""])
+        return _SseSteps(["chunk", "lines", "events", "text so far"], rows, inputs)
+    rows.append(["(finish)", finish, ""])
     return _SseSteps(["SSE line", "events", "text so far"], rows, inputs)
 
 

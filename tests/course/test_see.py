@@ -62,6 +62,7 @@ def test_sse_steps_show_each_line_and_the_assembled_turn():
     assert [r[1] for r in rows[:4]] == ["TextDelta", "(nothing)", "TextDelta", "Done"]
     assert rows[2][2] == "Hello"
     assert rows[-1][1] == "turn: text=Hello calls=none"
+    assert repr(sse_steps(lines, parse_sse_line, StreamAccumulator())).startswith("SSE line")
 
 
 def test_gauge_fills_up_and_says_when_to_compact():
@@ -208,3 +209,28 @@ def test_saved_course_notebooks_carry_no_widget_views():
     folder = Path(__file__).resolve().parents[2] / "notebooks"
     for path in folder.glob("*.ipynb"):
         assert "widget-view+json" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_sse_stepper_takes_network_chunks_cut_inside_lines_and_characters():
+    stream = (
+        'data: {"choices":[{"delta":{"content":"Caf\u00e9"}}]}\n'
+        ": keep-alive\r\n"
+        'data: {"choices":[{"delta":{"content":" ok"}}]}\n'
+        "data: [DONE]"  # no newline at the very end
+    ).encode()
+    chunks = [stream[i : i + 7] for i in range(0, len(stream), 7)]
+    steps = sse_steps(chunks, parse_sse_line, StreamAccumulator(), chunked=True)
+    assert steps.header == ["chunk", "lines", "events", "text so far"]
+    assert repr(steps).splitlines()[0].split() == ["chunk", "lines", "events", "text", "so", "far"]
+    # the "é" is two bytes; wherever the cut falls, the text comes out whole
+    assert steps.rows[-1] == ["(finish)", "", "turn: text=Café ok calls=none", ""]
+    assert steps.rows[-2][:3] == ["(end of stream)", "1", "Done"]
+    completed = [line for _, lines, _, _, _ in steps.inputs for line in lines or []]
+    assert completed[1] == ": keep-alive"  # the \r of a CRLF line ending is dropped
+    stepper = steps.widget()
+    assert stepper.slider.max == len(chunks) + 2
+    assert "chunk 1 of" in stepper.view.value and "(none yet)" in stepper.view.value
+    assert "held back until the line ends</div>" in stepper.view.value
+    first_line_done = next(i for i, row in enumerate(steps.rows) if row[2] == "TextDelta")
+    stepper.show(first_line_done + 1)
+    assert "Caf\u00e9" in stepper.view.value and "TextDelta" in stepper.view.value
