@@ -234,3 +234,59 @@ def test_sse_stepper_takes_network_chunks_cut_inside_lines_and_characters():
     first_line_done = next(i for i, row in enumerate(steps.rows) if row[2] == "TextDelta")
     stepper.show(first_line_done + 1)
     assert "Caf\u00e9" in stepper.view.value and "TextDelta" in stepper.view.value
+
+
+def test_save_runs_a_notebook_in_a_kernel_and_keeps_the_table_not_the_widget(tmp_path):
+    import json
+
+    import nbformat
+
+    from clawnb.course._save import save_outputs
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import clawnb\n"
+            "from clawnb.course.see import Timeline\n"
+            "timeline = Timeline()\n"
+            "timeline(clawnb.AgentEvent.Done('bye'))\n"
+            "timeline"
+        )
+    ]
+    path = tmp_path / "see.ipynb"
+    nbformat.write(nb, str(path))
+    # in the kernel the display carried a widget view; the saved copy has only the table
+    assert save_outputs(path, timeout=30) == 1
+    saved = json.loads(path.read_text())
+    (output,) = saved["cells"][0]["outputs"]
+    assert set(output["data"]) == {"text/plain", "text/html"}
+    assert "Done" in "".join(output["data"]["text/plain"])
+    assert "widgets" not in saved["metadata"]
+
+
+def test_save_leaves_the_notebook_untouched_when_a_cell_fails(tmp_path):
+    import nbformat
+    import pytest
+    from nbclient.exceptions import CellExecutionError
+
+    from clawnb.course._save import save_outputs
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [nbformat.v4.new_code_cell("1 / 0")]
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(nb, str(path))
+    before = path.read_bytes()
+    with pytest.raises(CellExecutionError, match="ZeroDivisionError"):
+        save_outputs(path, timeout=30)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["broken.ipynb"]
