@@ -77,6 +77,9 @@ def test_redteam_claw_undo_restores_a_subagents_writes(tmp_path):
     shown = nbformat.writes(nb)
     # the child really wrote (else the undo below proves nothing) …
     assert "AFTER-CELL rewritten by the child" in shown, shown[-3000:]
+    # … its calls were drawn as cards (nothing but a card names planted.txt: both answers are
+    # plain text) …
+    assert "planted.txt" in shown
     # … and the undo of that turn restored the file and removed the one it created
     assert notes.read_text() == "the original notes\n", shown[-3000:]
     assert not (world.ws / "planted.txt").exists()
