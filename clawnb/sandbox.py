@@ -12,6 +12,11 @@ bubblewrap (``bwrap``) with
   ``.git/config`` and ``.git/hooks`` (both can name a program that git later runs outside the
   sandbox). An instruction file that did not exist yet cannot be mounted; if a command
   creates one, :meth:`SandboxPolicy.sweep` removes it after the call and says so;
+* the workspace's **secret files read-only** (``.env``, ``.env.local``, ``id_rsa`` … —
+  :func:`clawnb.secrets.is_secret_file`), which write and edit refuse too: those at the
+  workspace root and, up to :data:`SECRET_SCAN_DEPTH` folders down (a bounded scan, see
+  :meth:`SandboxPolicy.secret_paths`), below it. A secret file created at the root by a
+  command (``.env`` included) is removed after the call, and the result says so;
 * **no network** (``--unshare-net``: only a private loopback) unless ``network = "on"``;
 * its **own PID namespace** (``--unshare-pid``) and ``--die-with-parent``: when the command
   ends, or the agent dies, every process it started dies too — ``setsid`` and double forks
@@ -61,6 +66,16 @@ GIT_CONTROL = (".git/config", ".git/hooks")
 DEFAULT_INSTRUCTION_FILES = tuple(_INSTRUCTION_FILES)
 
 MODES = ("auto", "required", "off")
+
+# How far below the workspace root existing secret files are looked for (and how many entries
+# the scan may read at most): every sandboxed call scans, so a huge tree must not cost much.
+SECRET_SCAN_DEPTH = 2
+SECRET_SCAN_LIMIT = 5000
+# Folders that hold installed or generated files, not the project's own keys.
+_SCAN_SKIP = frozenset(
+    {".git", ".claw", "node_modules", ".venv", "venv", "__pycache__", "site-packages",
+     ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist"}
+)  # fmt: skip
 
 
 class SandboxUnavailable(ClawError):
@@ -145,6 +160,50 @@ class SandboxPolicy:
             paths += [ws / name for name in GIT_CONTROL]
         return paths
 
+    def secret_paths(self) -> list[Path]:
+        """The workspace's secret files that exist (:func:`clawnb.secrets.is_secret_file`):
+        all of those at the root, and those up to :data:`SECRET_SCAN_DEPTH` folders below it
+        (hidden and dependency folders skipped; at most :data:`SECRET_SCAN_LIMIT` entries
+        read, so a huge tree costs little). Mounted read-only inside the sandbox."""
+        from .secrets import is_secret_file
+
+        found: list[Path] = []
+        budget = SECRET_SCAN_LIMIT
+        level = [str(self.workspace)]
+        for depth in range(SECRET_SCAN_DEPTH + 1):
+            below: list[str] = []
+            for folder in level:
+                try:
+                    with os.scandir(folder) as entries:
+                        for entry in entries:
+                            budget -= 1
+                            if budget < 0:
+                                return found
+                            if is_secret_file(entry.name):
+                                found.append(Path(entry.path))
+                            elif (
+                                depth < SECRET_SCAN_DEPTH
+                                and entry.name not in _SCAN_SKIP
+                                and not entry.name.startswith(".")
+                                and entry.is_dir(follow_symlinks=False)
+                            ):
+                                below.append(entry.path)
+                except OSError:
+                    continue
+            level = below
+        return found
+
+    def root_secret_names(self) -> set[str]:
+        """The names of the secret files at the workspace root now (for :meth:`sweep`: one
+        created by a command could not be mounted read-only before it existed)."""
+        from .secrets import is_secret_file
+
+        try:
+            with os.scandir(self.workspace) as entries:
+                return {e.name for e in entries if is_secret_file(e.name)}
+        except OSError:
+            return set()
+
     def prepare(self) -> list[Path]:
         """Before a sandboxed run: make sure ``.claw/`` exists (so it can be mounted
         read-only — a command must not create the config it will be judged by), and return
@@ -161,12 +220,20 @@ class SandboxPolicy:
             if not os.path.lexists(p) and p.is_relative_to(ws) and p != ws / CONTROL_DIRS[0]
         ]
 
-    def sweep(self, missing_before: Iterable[Path]) -> list[Path]:
+    def sweep(
+        self, missing_before: Iterable[Path], secrets_before: set[str] | None = None
+    ) -> list[Path]:
         """Remove control files a sandboxed command created although they were missing
-        before it ran (a path that does not exist cannot be mounted read-only); returns what
-        was removed, so the result can say so."""
+        before it ran (a path that does not exist cannot be mounted read-only) and, given
+        ``secrets_before`` (:meth:`root_secret_names` before the run), secret files it created
+        at the workspace root; returns what was removed, so the result can say so."""
         removed = []
-        for path in missing_before:
+        candidates = list(missing_before)
+        if secrets_before is not None:
+            candidates += [
+                self.workspace / name for name in sorted(self.root_secret_names() - secrets_before)
+            ]
+        for path in candidates:
             if os.path.islink(path) or os.path.isfile(path):
                 try:
                     os.unlink(path)
@@ -210,7 +277,7 @@ class SandboxPolicy:
         else:
             # the workspace may live under /tmp, which the private tmpfs hides
             args += ["--ro-bind", ws, ws]
-        for path in [*self.control_paths(), *self.extra_read_only]:
+        for path in [*self.control_paths(), *self.secret_paths(), *self.extra_read_only]:
             if os.path.islink(path):
                 # a control file that is a link (CLAUDE.md -> docs/guide.md): its target is
                 # what the agent reads, so that is what is bound read-only

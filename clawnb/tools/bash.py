@@ -205,6 +205,7 @@ class BashTool(BaseTool):
         except SandboxUnavailable as exc:
             raise ToolError(str(exc)) from None
         missing = policy.prepare() if policy is not None else []
+        secrets_before = policy.root_secret_names() if policy is not None else None
         try:
             proc = await spawn(
                 ["bash", "-c", command],
@@ -240,13 +241,13 @@ class BashTool(BaseTool):
             await self._shielded_cleanup(proc, pgid, out, err)
             raise
         stdout, stderr = out.text("stdout"), err.text("stderr")
-        if policy is not None and missing:
-            removed = policy.sweep(missing)
+        if policy is not None:
+            removed = policy.sweep(missing, secrets_before)
             if removed:
                 names = ", ".join(os.path.relpath(p, policy.workspace) for p in removed)
                 stderr += (
-                    f"\n[sandbox: removed {names}: control files cannot be created from "
-                    "inside the sandbox]"
+                    f"\n[sandbox: removed {names}: control files and secret files cannot be "
+                    "created from inside the sandbox]"
                 )
         if timed_out:
             partial = format_output(stdout, stderr, None)

@@ -127,6 +127,56 @@ async def test_a_control_file_created_by_a_command_is_removed_and_reported(ws):
     assert not (ws / ".claw" / "config.toml").exists()
 
 
+async def test_secret_files_stay_read_only_inside_the_workspace(ws):
+    (ws / ".env").write_text("OPENROUTER_API_KEY=mine\n")
+    (ws / ".env.local").write_text("A=1\n")
+    (ws / "app" / "conf").mkdir(parents=True)
+    (ws / "app" / "conf" / ".env").write_text("B=2\n")
+    result = await sandboxed(ws).call(
+        {
+            "command": "echo OPENROUTER_API_KEY=attacker > .env; echo x >> .env.local; "
+            "echo y > app/conf/.env; rm -f .env; mv .env.local gone; echo ok > plain.txt"
+        }
+    )
+    assert "Read-only file system" in result
+    assert (ws / ".env").read_text() == "OPENROUTER_API_KEY=mine\n"
+    assert (ws / ".env.local").read_text() == "A=1\n"
+    assert (ws / "app" / "conf" / ".env").read_text() == "B=2\n"
+    assert not (ws / "gone").exists()
+    assert (ws / "plain.txt").read_text() == "ok\n"  # the rest of the workspace stays writable
+
+
+async def test_a_secret_file_created_at_the_root_is_removed_and_reported(ws):
+    result = await sandboxed(ws).call(
+        {"command": "echo OPENROUTER_API_KEY=attacker > .env; echo K=v > .env.prod; echo done"}
+    )
+    assert not (ws / ".env").exists()
+    assert not (ws / ".env.prod").exists()
+    assert "removed .env, .env.prod" in result
+    # a template is not a secret file: the command keeps it
+    await sandboxed(ws).call({"command": "echo K= > .env.example"})
+    assert (ws / ".env.example").read_text() == "K=\n"
+
+
+def test_the_secret_file_scan_stays_bounded(ws, monkeypatch):
+    from clawnb import sandbox
+
+    (ws / "a" / "b" / "c").mkdir(parents=True)
+    (ws / "a" / "b" / "id_rsa").write_text("k")
+    (ws / "a" / "b" / "c" / ".env").write_text("too deep")  # below SECRET_SCAN_DEPTH
+    (ws / "node_modules" / "x").mkdir(parents=True)
+    (ws / "node_modules" / "x" / ".env").write_text("a dependency's")
+    policy = policy_for(ws).policy
+    assert policy is not None
+    found = {p.relative_to(ws).as_posix() for p in policy.secret_paths()}
+    assert found == {"a/b/id_rsa"}
+    for i in range(50):
+        (ws / f"f{i:02}").write_text("")
+    # a wide tree: the scan stops after SECRET_SCAN_LIMIT entries instead of reading them all
+    monkeypatch.setattr(sandbox, "SECRET_SCAN_LIMIT", 10)
+    assert len(policy.secret_paths()) <= 1
+
+
 async def test_git_hooks_and_config_are_read_only_in_a_repository(ws):
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     before = (ws / ".git" / "config").read_text()
