@@ -22,6 +22,7 @@ environment children get (the agent's own keys and secret-looking variables remo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -323,6 +324,16 @@ async def spawn(
             cancelled = True
             break
     if cancelled:
-        await asyncio.shield(kill_group(proc.pid, 0.0))
+        await asyncio.shield(_end_half_started(proc))
         raise asyncio.CancelledError
     return proc
+
+
+async def _end_half_started(proc: asyncio.subprocess.Process) -> None:
+    """Kill the group of a spawn that was cancelled, and reap its child. Unreaped, the
+    process object is dropped with its transport still open: asyncio warns about both when
+    they are collected (a ResourceWarning, an error under ``-W error``, that surfaced in
+    whichever test ran next) and the child stays a zombie until the watcher gets to it."""
+    await kill_group(proc.pid, 0.0)
+    with contextlib.suppress(TimeoutError):  # a child stuck in the kernel: do not hang on it
+        await asyncio.wait_for(wait_exit(proc), 5)
