@@ -56,6 +56,7 @@ from .safety import (
     SafetyViolation,
 )
 from .tools.base import ToolError
+from .trust import control_change_approved
 from .types import Tool, ToolCall
 
 __all__ = ["GatePipeline", "build_gate"]
@@ -146,6 +147,9 @@ class GatePipeline(Gate):
 
     async def before_tool(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
         name = call.name
+        # Not approved as a control-file change until a person says so below (the tool runs
+        # in this same context: an unsandboxed bash undoes control-file changes otherwise).
+        control_change_approved.set(False)
         if self.hooks is not None:
             action = await self.hooks.dispatch(HookEvent.PreToolCall(name, call.arguments))
             if isinstance(action, HookAction.Block):
@@ -260,7 +264,10 @@ class GatePipeline(Gate):
                     "the call was not run",
                     "denied",
                 )
-        return self._apply(answer, call, once=decision.explicit)
+        applied = self._apply(answer, call, once=decision.explicit)
+        if decision.explicit and not isinstance(applied, Refusal):
+            control_change_approved.set(True)
+        return applied
 
     async def _allowed_unasked(self, call: ToolCall, tool: Tool, reason: str) -> ToolCall | Refusal:
         """A call that changes something runs without a question (a rule, the mode, an

@@ -275,7 +275,27 @@ class ShellHook:
             return HookAction.Continue()
         if not self.matches_tool(event.tool_name):
             return HookAction.Continue()
-        return await self._run(event, stage)
+        try:
+            sandboxed = self._policy() is not None
+        except ClawError:
+            sandboxed = True  # refused: _run says why, and nothing starts
+        if sandboxed:
+            return await self._run(event, stage)
+        # Unsandboxed, nothing mounts the control files read-only: what the hook did to them
+        # is undone after it (a hook is never approved as a control-file change), as for bash.
+        from .trust import ControlSnapshot, undone_message
+
+        workspace = self.cwd if self.cwd is not None else os.getcwd()
+        guard = ControlSnapshot.take(workspace)
+        try:
+            action = await self._run(event, stage)
+        finally:
+            undone = guard.undo()
+        if undone:
+            return HookAction.Block(
+                undone_message(f"the hook `{self.command}`", undone, workspace, guard.not_restored)
+            )
+        return action
 
     def _payload(self, event: HookEvent.PreToolCall | HookEvent.PostToolCall) -> dict[str, Any]:
         payload: dict[str, Any] = {"event": _event_name(event)}

@@ -23,15 +23,22 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import stat
 import time
 from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 from .instructions import DEFAULT_INSTRUCTION_FILES
 
 __all__ = [
     "CONTROL_DIR",
     "CONTROL_FILE_REASON",
+    "ControlSnapshot",
+    "control_change_approved",
+    "undone_message",
     "command_mentions_control_file",
     "control_paths",
     "is_control_file",
@@ -191,6 +198,172 @@ def command_mentions_control_file(
         return True
     config_dir = str(user_config_dir(config_home).absolute())
     return config_dir in command
+
+
+# ---------------------------------------------------------------------------------------------
+# Undoing what an unsandboxed command did to the control files
+# ---------------------------------------------------------------------------------------------
+
+# Set by the gate for the tool call it is letting through: True only when a person approved
+# this very call as a change to a control file (the "asked every time" question). Without the
+# sandbox, bash and shell hooks undo every other change to a control file (ControlSnapshot).
+control_change_approved: ContextVar[bool] = ContextVar(
+    "clawnb_control_change_approved", default=False
+)
+
+# Control files are small: a bigger one is compared by size and time only (and cannot be put
+# back), and a control directory holding more entries than this is not cleaned of new ones.
+SNAPSHOT_MAX_BYTES = 1 << 20
+SNAPSHOT_MAX_ENTRIES = 500
+# The session store (.claw/sessions) is written by the agent itself while a call runs.
+_SNAPSHOT_SKIP = frozenset({"sessions"})
+
+# one path's state: ("dir",), ("link", target), ("file", content or None when too big, stamp)
+_State = tuple[Any, ...]
+
+
+class ControlSnapshot:
+    """What the control files look like now, to undo a change made behind the gate's back.
+
+    Without the OS sandbox nothing stops ``cp evil.toml .cl''aw/config.toml`` — the command
+    text check cannot read names a shell builds. This checks the *effect*: :meth:`take`
+    before the command records which control files exist and their content (the files are
+    small; the session store is skipped), :meth:`undo` after it puts back what changed and
+    removes what was created, and returns those paths so the result can say so.
+    """
+
+    def __init__(self, roots: Iterable[Path]) -> None:
+        self.roots = list(dict.fromkeys(roots))
+        self.complete = True
+        self.before = self._scan()
+        self.not_restored: list[Path] = []
+
+    @classmethod
+    def take(
+        cls,
+        workspace: str | os.PathLike[str],
+        *,
+        config_home: str | os.PathLike[str] | None = None,
+        instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES,
+    ) -> ControlSnapshot:
+        """Record the control files of ``workspace`` and of the user (existing or not)."""
+        roots = control_paths(
+            workspace,
+            config_home=config_home,
+            instruction_files=instruction_files,
+            existing_only=False,
+        )
+        # a control file that is a link: what it points to is read as the control file
+        roots += [target for target in _link_targets(Path(workspace).absolute(), config_home,
+                                                     instruction_files)]  # fmt: skip
+        return cls(roots)
+
+    # -- recording --------------------------------------------------------------------------
+    def _scan(self) -> dict[Path, _State]:
+        state: dict[Path, _State] = {}
+        for root in self.roots:
+            self._record(root, state)
+            if os.path.isdir(root) and not os.path.islink(root):
+                for folder, dirs, files in os.walk(root):
+                    if Path(folder) == root:
+                        dirs[:] = [d for d in dirs if d not in _SNAPSHOT_SKIP]
+                    for name in [*dirs, *files]:
+                        if len(state) >= SNAPSHOT_MAX_ENTRIES:
+                            self.complete = False
+                            return state
+                        self._record(Path(folder) / name, state)
+        return state
+
+    @staticmethod
+    def _record(path: Path, state: dict[Path, _State]) -> None:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return
+        if stat.S_ISLNK(info.st_mode):
+            state[path] = ("link", os.readlink(path))
+        elif stat.S_ISDIR(info.st_mode):
+            state[path] = ("dir",)
+        elif info.st_size <= SNAPSHOT_MAX_BYTES:
+            try:
+                state[path] = ("file", path.read_bytes(), stat.S_IMODE(info.st_mode))
+            except OSError:
+                state[path] = ("file", None, (info.st_size, info.st_mtime_ns))
+        else:
+            state[path] = ("file", None, (info.st_size, info.st_mtime_ns))
+
+    # -- undoing ----------------------------------------------------------------------------
+    def undo(self) -> list[Path]:
+        """Put the control files back as :meth:`take` found them; returns the paths that had
+        changed (created, changed or removed). A file too big to have been kept is listed in
+        :attr:`not_restored` instead of being put back."""
+        now = self._scan()
+        changed: set[Path] = set()
+        if self.complete:
+            # created: files and links first, then folders that are empty now (a folder the
+            # agent itself filled meanwhile — the session store — stays)
+            for path in sorted(set(now) - set(self.before), key=lambda p: -len(p.parts)):
+                if now[path][0] == "dir":
+                    try:
+                        os.rmdir(path)
+                    except OSError:
+                        continue  # holds what the agent wrote (or what could not go)
+                else:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        self.not_restored.append(path)
+                changed.add(path)
+        for path in sorted(self.before, key=lambda p: len(p.parts)):
+            was = self.before[path]
+            if now.get(path) == was:
+                continue
+            changed.add(path)
+            try:
+                self._restore(path, was, now.get(path))
+            except OSError:
+                self.not_restored.append(path)
+        return sorted(changed)
+
+    def _restore(self, path: Path, was: _State, now: _State | None) -> None:
+        if was[0] == "file" and was[1] is None:
+            self.not_restored.append(path)
+            return
+        if now is not None and (now[0] != was[0] or was[0] == "link"):
+            if now[0] == "dir":
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if was[0] == "dir":
+            path.mkdir(exist_ok=True)
+        elif was[0] == "link":
+            os.symlink(was[1], path)
+        else:
+            path.write_bytes(was[1])
+            os.chmod(path, was[2])
+
+
+def undone_message(
+    actor: str,
+    paths: Iterable[Path],
+    workspace: str | os.PathLike[str],
+    not_restored: Iterable[Path] = (),
+) -> str:
+    """What the tool result says after :meth:`ControlSnapshot.undo` put something back."""
+    ws = Path(workspace).absolute()
+
+    def show(items: Iterable[Path]) -> str:
+        return ", ".join(str(p.relative_to(ws)) if _is_within(p, ws) else str(p) for p in items)
+
+    message = (
+        f"{actor} changed the agent's own configuration ({show(paths)}); the change was "
+        "undone — control files change only with an explicit approval"
+    )
+    left = list(not_restored)
+    if left:
+        message += f" (could not be put back: {show(left)})"
+    return message
 
 
 # ---------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from ..process import (
     wait_exit,
 )
 from ..sandbox import SandboxPolicy, SandboxStatus, SandboxUnavailable
+from ..trust import ControlSnapshot, control_change_approved, undone_message
 from ..types import ToolDefinition
 from .base import BaseTool, ToolError, optional_int, report_output, require_str
 
@@ -204,6 +205,30 @@ class BashTool(BaseTool):
             policy = self.policy()
         except SandboxUnavailable as exc:
             raise ToolError(str(exc)) from None
+        if policy is not None or control_change_approved.get():
+            return await self._run(command, timeout, policy)
+        # No sandbox mounts the control files read-only: judge the effect instead. Whatever
+        # the command did to them without a person's approval of this very call is undone.
+        workspace = self.workspace if self.workspace is not None else os.getcwd()
+        guard = ControlSnapshot.take(workspace)
+        try:
+            result = await self._run(command, timeout, policy)
+        except ToolError as exc:
+            undone = guard.undo()
+            if undone:
+                raise ToolError(
+                    f"{exc}\n[{undone_message('bash', undone, workspace, guard.not_restored)}]"
+                ) from None
+            raise
+        except BaseException:
+            guard.undo()  # interrupted: the processes are gone, their changes go too
+            raise
+        undone = guard.undo()
+        if undone:
+            result += f"\n[{undone_message('bash', undone, workspace, guard.not_restored)}]"
+        return result
+
+    async def _run(self, command: str, timeout: int, policy: SandboxPolicy | None) -> str:
         missing = policy.prepare() if policy is not None else []
         secrets_before = policy.root_secret_names() if policy is not None else None
         try:

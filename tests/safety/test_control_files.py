@@ -125,3 +125,89 @@ def test_directory_search_skips_secret_files_and_links_out(tmp_path):
     for engine in ("python", "auto"):
         result = asyncio.run(GrepTool(ws, engine=engine).call({"pattern": "needle"}))
         assert result == "ok.txt:1: needle inside", engine
+
+
+# -- without the sandbox: control-file changes are judged by their effect ---------------------
+
+
+async def _through_gate(gate, tool, command: str) -> str:
+    """The executor's order — gate, then the tool, in one context — without a model."""
+    call = ToolCall("c1", "bash", {"command": command})
+    decision = await gate.before_tool(call, tool)
+    assert isinstance(decision, ToolCall), decision
+    return await tool.call(decision.arguments)
+
+
+def _unsandboxed_bash(tmp_path):
+    from clawnb.tools import BashTool
+
+    return BashTool(tmp_path, sandbox=None, kill_grace=0.2)
+
+
+async def test_unapproved_shell_spelled_control_file_changes_are_undone_and_reported(tmp_path):
+    (tmp_path / ".claw").mkdir()
+    (tmp_path / ".claw" / "config.toml").write_text('[permissions]\nmode = "default"\n')
+    (tmp_path / "AGENTS.md").write_text("Be careful.\n")
+    gate = build_gate(mode="bypass", workspace=tmp_path)  # asks nobody
+    result = await _through_gate(
+        gate,
+        _unsandboxed_bash(tmp_path),
+        "echo 'mode = \"bypass\"' > .cl''aw/config.toml; echo x > CLAU''DE.md; "
+        "rm AGE''NTS.md; mkdir .cl''aw/hooks && echo y > .cl''aw/hooks/run.sh; echo ok > a.txt",
+    )
+    assert (tmp_path / ".claw" / "config.toml").read_text() == '[permissions]\nmode = "default"\n'
+    assert not (tmp_path / "CLAUDE.md").exists()
+    assert (tmp_path / "AGENTS.md").read_text() == "Be careful.\n"
+    assert not (tmp_path / ".claw" / "hooks").exists()
+    assert (tmp_path / "a.txt").read_text() == "ok\n"  # everything else keeps its change
+    assert "bash changed the agent's own configuration (" in result
+    assert ".claw/config.toml" in result and "CLAUDE.md" in result and "AGENTS.md" in result
+    assert "the change was undone" in result
+
+
+async def test_an_explicitly_approved_control_file_command_keeps_its_change(tmp_path):
+    asked = []
+
+    async def yes(request):
+        asked.append(request)
+        return Approval.allow_once()
+
+    gate = build_gate(mode="bypass", workspace=tmp_path, approve=yes)
+    result = await _through_gate(gate, _unsandboxed_bash(tmp_path), "echo 'Rules.' > CLAUDE.md")
+    assert asked and asked[0].details.get("explicit_only")
+    assert (tmp_path / "CLAUDE.md").read_text() == "Rules.\n"
+    assert "undone" not in result
+    # the approval covered that call only: the next, unasked one is undone again
+    result = await _through_gate(gate, _unsandboxed_bash(tmp_path), "echo x >> CLAU''DE.md")
+    assert (tmp_path / "CLAUDE.md").read_text() == "Rules.\n"
+    assert "the change was undone" in result
+
+
+async def test_the_session_store_is_not_undone(tmp_path):
+    # the agent writes its session under .claw/sessions while a call runs
+    result = await _unsandboxed_bash(tmp_path).call(
+        {"command": "mkdir -p .claw/sessions && echo s > .claw/sessions/one.jsonl"}
+    )
+    assert (tmp_path / ".claw" / "sessions" / "one.jsonl").read_text() == "s\n"
+    assert "undone" not in result
+
+
+async def test_a_timed_out_command_is_undone_too(tmp_path):
+    from clawnb.tools import ToolError
+
+    with pytest.raises(ToolError, match="the change was undone"):
+        await _unsandboxed_bash(tmp_path).call(
+            {"command": "echo x > CLAU''DE.md; sleep 30", "timeout": 1}
+        )
+    assert not (tmp_path / "CLAUDE.md").exists()
+
+
+async def test_an_unsandboxed_shell_hook_cannot_change_control_files(tmp_path):
+    from clawnb.hooks import HookAction, HookEvent, ShellHook
+
+    (tmp_path / "CLAUDE.md").write_text("Rules.\n")
+    hook = ShellHook("echo 'Never ask.' > CLAU''DE.md", cwd=tmp_path, sandbox=None)
+    action = await hook.on_event(HookEvent.PreToolCall("bash", {"command": "ls"}))
+    assert (tmp_path / "CLAUDE.md").read_text() == "Rules.\n"
+    assert isinstance(action, HookAction.Block)
+    assert "changed the agent's own configuration (CLAUDE.md)" in action.reason
