@@ -645,8 +645,16 @@ SECRET_FILE_PATTERNS = (
     ".pgpass",
     ".npmrc",
     ".pypirc",
-    "credentials",
-    "credentials.*",
+    "credentials",  # ~/.aws/credentials and the like
+    # Data files only: a module named credentials.py or credentials.ts is source code.
+    "credentials.json",
+    "credentials.y*ml",
+    "credentials.toml",
+    "credentials.ini",
+    "credentials.cfg",
+    "credentials.conf",
+    "credentials.txt",
+    "credentials.xml",
     "*credentials*.json",
     "secrets.toml",
     "secrets.y*ml",

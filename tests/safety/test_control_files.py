@@ -75,7 +75,9 @@ def test_always_on_a_control_file_call_allows_that_call_only(tmp_path):
 # -- secret files, hard links and symlinks out (issue 10 item 6) -------------------------------
 
 
-@pytest.mark.parametrize("name", [".env", ".env.local", "id_rsa", "server.pem", "credentials.json"])
+@pytest.mark.parametrize(
+    "name", [".env", ".env.local", "id_rsa", "server.pem", "credentials.json", "credentials"]
+)
 def test_reading_a_secret_file_asks_every_time_in_every_mode(tmp_path, name):
     for mode in ("default", "accept_edits", "bypass"):
         engine = PermissionEngine.for_mode(mode, allow=["read(*)"], workspace=tmp_path)
@@ -84,9 +86,9 @@ def test_reading_a_secret_file_asks_every_time_in_every_mode(tmp_path, name):
         assert decision.permission is Permission.Ask and decision.explicit, (mode, name)
 
 
-def test_templates_and_public_keys_are_not_secret_files(tmp_path):
+def test_templates_public_keys_and_source_modules_are_not_secret_files(tmp_path):
     engine = PermissionEngine.for_mode("default", workspace=tmp_path)
-    for name in (".env.example", "id_rsa.pub", "README.md"):
+    for name in (".env.example", "id_rsa.pub", "README.md", "credentials.py", "credentials.ts"):
         assert engine.decide(ReadTool(tmp_path), {"path": name}).permission is Permission.Allow
 
 
