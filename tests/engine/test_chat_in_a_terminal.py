@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,25 @@ from tests.conftest import pids_with, running, scripted_model, spawn_chat, wait_
 
 KEY = "sk-test-SECRET123-review"
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run_chat(tmp_path: Path, *args: str, input: str, env: dict[str, str] | None = None):
+    """``python -m clawnb chat ARGS`` with ``input`` on stdin, in a clean environment (its own
+    home and config directory, so nothing of the machine's configuration leaks in)."""
+    return subprocess.run(
+        [sys.executable, "-m", "clawnb", "chat", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "PYTHONPATH": str(ROOT),
+            **(env or {}),
+        },
+    )
 
 
 async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
@@ -133,7 +153,6 @@ def test_reasoning_and_answer_are_not_glued_together():
 def test_ask_user_at_end_of_input_says_so(tmp_path):
     # Ctrl-D (or the end of piped input) at an ask_user question used to give the model the
     # empty result "error: ".
-    import subprocess
 
     ws = tmp_path / "ws"
     model = scripted_model(
@@ -151,28 +170,14 @@ def test_ask_user_at_end_of_input_says_so(tmp_path):
             {"text": "ok"},
         ],
     )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clawnb",
-            "chat",
-            "--model",
-            model,
-            "--workspace",
-            str(ws),
-            "--no-color",
-        ],
+    proc = _run_chat(
+        tmp_path,
+        "--model",
+        model,
+        "--workspace",
+        str(ws),
+        "--no-color",
         input="choose\n",
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-        },
     )
     assert proc.returncode == 0, proc.stderr
     assert "error: the user gave no answer (end of input)" in proc.stdout
@@ -417,7 +422,6 @@ def test_progress_bar_output_is_previewed_as_lines_not_escapes():
 def test_engine_warnings_start_on_their_own_line(tmp_path):
     # Log warnings (a retry, a compaction that fell short) went to stderr through Python's
     # fallback handler, glued to the end of the answer that had just streamed.
-    import subprocess
 
     ws = tmp_path / "ws"
     (ws / ".claw").mkdir(parents=True)
@@ -429,29 +433,15 @@ def test_engine_warnings_start_on_their_own_line(tmp_path):
             {"text": "second answer, long enough to count"},
         ],
     )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clawnb",
-            "chat",
-            "--model",
-            model,
-            "--workspace",
-            str(ws),
-            "--no-save",
-            "--no-color",
-        ],
+    proc = _run_chat(
+        tmp_path,
+        "--model",
+        model,
+        "--workspace",
+        str(ws),
+        "--no-save",
+        "--no-color",
         input="a long first question with words\nand a second one with more words\n",
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-        },
     )
     assert proc.returncode == 0, proc.stderr
     assert "second answer, long enough to count\nwarning: history still ~" in proc.stdout
@@ -516,7 +506,6 @@ async def test_sessions_list_names_a_plan_by_its_task(tmp_path, monkeypatch):
 def test_auth_and_context_errors_say_what_to_do(tmp_path):
     # "HTTP 401: …" alone left the user guessing which variable holds the key; a context
     # overflow did not mention /compact.
-    import subprocess
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -553,26 +542,14 @@ def test_auth_and_context_errors_say_what_to_do(tmp_path):
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "clawnb",
-                "chat",
-                "--workspace",
-                str(tmp_path / "ws"),
-                "--no-save",
-                "--no-color",
-            ],
+        proc = _run_chat(
+            tmp_path,
+            "--workspace",
+            str(tmp_path / "ws"),
+            "--no-save",
+            "--no-color",
             input="first\nsecond\n",
-            capture_output=True,
-            text=True,
-            timeout=30,
             env={
-                "PATH": "/usr/bin:/bin",
-                "HOME": str(tmp_path / "home"),
-                "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-                "PYTHONPATH": str(ROOT),
                 "CLAWNB_MODEL": "m",
                 "CLAWNB_API_KEY": KEY,
                 "CLAWNB_BASE_URL": f"http://127.0.0.1:{httpd.server_address[1]}/v1",
@@ -596,7 +573,6 @@ def test_auth_and_context_errors_say_what_to_do(tmp_path):
 
 def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path):
     # "? allow [subagent]" did not say what the sub-agent was asked to do.
-    import subprocess
 
     model = scripted_model(
         tmp_path / "s.jsonl",
@@ -613,29 +589,15 @@ def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path
             {"text": "parent done"},
         ],
     )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clawnb",
-            "chat",
-            "--model",
-            model,
-            "--workspace",
-            str(tmp_path / "ws"),
-            "--no-save",
-            "--no-color",
-        ],
+    proc = _run_chat(
+        tmp_path,
+        "--model",
+        model,
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--no-save",
+        "--no-color",
         input="go\nn\n",
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-        },
     )
     assert proc.returncode == 0, proc.stderr
     assert "? allow [subagent] (" in proc.stdout
@@ -644,32 +606,17 @@ def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path
 
 def test_resume_with_no_save_is_refused_not_ignored(tmp_path):
     # used to start an empty in-memory chat announcing "(resumed None: 0 messages)"
-    import subprocess
 
     model = scripted_model(tmp_path / "s.jsonl", [{"text": "hi"}])
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "clawnb",
-            "chat",
-            "--model",
-            model,
-            "--workspace",
-            str(tmp_path / "ws"),
-            "--resume",
-            "--no-save",
-        ],
+    proc = _run_chat(
+        tmp_path,
+        "--model",
+        model,
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--resume",
+        "--no-save",
         input="/exit\n",
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(tmp_path / "home"),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-            "PYTHONPATH": str(ROOT),
-        },
     )
     assert proc.returncode == 2
     assert "cannot be combined with --no-save" in proc.stderr
