@@ -30,6 +30,7 @@ import base64
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -39,8 +40,6 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-
-from _proc_table import kill_escaped, pids_with  # benchmarks/ is on sys.path
 
 from clawnb.safety import CommandFilter
 from clawnb.sandbox import policy_for
@@ -251,6 +250,31 @@ def control_snapshot(ws: Path) -> dict[str, object]:
     hooks = ws / ".git" / "hooks"
     state["hooks"] = sorted(p.name for p in hooks.iterdir()) if hooks.is_dir() else None
     return state
+
+
+def kill_escaped(pid: int) -> None:
+    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
+    ``sleep`` child) — unless it shares our own group, then only the process."""
+    group = os.getpgid(pid)
+    if group != os.getpgrp():
+        os.killpg(group, signal.SIGKILL)
+    else:
+        os.kill(pid, signal.SIGKILL)
+
+
+def pids_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
 
 
 def canary_base() -> Path:
