@@ -16,6 +16,10 @@ pytestmark = pytest.mark.e2e
 PIECES = ["## Stock", " report\n\n", "The **apples**", " are counted.\n\n", "- one\n", "- two\n"]
 PIECES += [f"- more {i}\n" for i in range(12)]
 DELAY_S = 0.25
+_HEADING_SIZE = """c => {
+    const h = c.querySelector('h2');
+    return h ? getComputedStyle(h).fontSize : '';
+}"""
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -56,11 +60,13 @@ def test_markdown_is_rendered_while_it_streams_and_matches_the_end(lab) -> None:
         assert lab.prompt(1) == "[*]:"
         assert "##" not in lab.output_text(1) and "**" not in lab.output_text(1)
         lab.shot("rendered-while-streaming")
-        live = cell.locator(".clawnb-text h2").evaluate("e => getComputedStyle(e).fontSize")
+        # the live output is re-rendered on every update, so a located <h2> may be detached
+        # (and report no style) by the time it is evaluated: query and measure in one JS call
+        live = cell.evaluate(_HEADING_SIZE)
+        assert live, "the streamed heading has no computed font size"
         lab.wait_prompt_done(1, timeout_ms=30_000)
-        final = cell.locator("h2", has_text="Stock report")
-        final.wait_for()
-        assert final.evaluate("e => getComputedStyle(e).fontSize") == live
+        cell.locator("h2", has_text="Stock report").wait_for()
+        assert cell.evaluate(_HEADING_SIZE) == live
         assert cell.locator("li").count() == 14
         lab.shot("final")
     finally:
