@@ -15,7 +15,7 @@ invariant holds whatever the server's ``finish_reason`` said — also on cancell
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from .errors import ContextOverflowError, MaxTurnsExceeded
 from .events import (
@@ -105,6 +105,8 @@ class Phase:
 class _Loop:
     """What SimpleAgent, StreamingAgent and PlanAgent share: tools, gate, limits, the loop."""
 
+    streams = False  # ask a StreamProvider for a streamed turn (StreamingAgent)
+
     def __init__(
         self,
         provider: AnyProvider,
@@ -185,7 +187,12 @@ class _Loop:
         definitions: list[ToolDefinition],
         on_event: AgentEventCallback | None,
     ) -> AssistantTurn:
-        """One model turn."""
+        """One model turn; streamed when this agent streams and the provider can (text deltas
+        reach ``on_event`` as they arrive), else asked for whole."""
+        if self.streams and isinstance(self.provider, StreamProvider):
+            return await self.provider.stream_chat(
+                messages, definitions, stream_forwarder(on_event)
+            )
         return await complete(self.provider, messages, definitions)
 
     async def _ask_fitting(
@@ -219,9 +226,6 @@ class _Loop:
 class SimpleAgent(_Loop):
     """The book's agent over a non-streaming :class:`~clawnb.types.Provider`."""
 
-    def __init__(self, provider: AnyProvider, **options: Any) -> None:
-        super().__init__(provider, **options)
-
     async def run(self, prompt: str) -> str:
         return await self.chat([Message.User(prompt)])
 
@@ -249,10 +253,10 @@ class SimpleAgent(_Loop):
 
 class StreamingAgent(_Loop):
     """The loop over a :class:`~clawnb.types.StreamProvider`: text deltas reach ``on_event``
-    while the model is still generating."""
+    while the model is still generating (a plain :class:`~clawnb.types.Provider` works too,
+    one whole turn at a time)."""
 
-    def __init__(self, provider: AnyProvider, **options: Any) -> None:
-        super().__init__(provider, **options)
+    streams = True
 
     async def run(self, prompt: str, on_event: AgentEventCallback | None = None) -> str:
         return await self.chat([Message.User(prompt)], on_event)
@@ -275,17 +279,6 @@ class StreamingAgent(_Loop):
         except Exception as exc:
             await emit(on_event, AgentEvent.Error(str(exc)))
             raise
-
-    async def _ask(
-        self,
-        messages: list[Message],
-        definitions: list[ToolDefinition],
-        on_event: AgentEventCallback | None,
-    ) -> AssistantTurn:
-        """One model turn, streamed: text deltas reach ``on_event`` as they arrive."""
-        if not isinstance(self.provider, StreamProvider):  # a plain Provider works too
-            return await self.provider.chat(messages, definitions)
-        return await self.provider.stream_chat(messages, definitions, stream_forwarder(on_event))
 
 
 def stream_forwarder(on_event: AgentEventCallback | None) -> StreamEventCallback | None:

@@ -121,17 +121,10 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 def _chat_config(args: argparse.Namespace) -> Any:
     """The config layers plus this command line's endpoint/generation flags (``None`` when
     no flag was given, so build_agent loads the layers itself)."""
-    from .config import ConfigLoader, options_overlay
+    from .config import GENERATION_FLAGS, ConfigLoader, options_overlay
 
-    overlay = options_overlay(
-        base_url=args.base_url,
-        max_output_tokens=args.max_output_tokens,
-        temperature=args.temperature,
-        tool_choice=args.tool_choice,
-        extra_body=args.extra_body,
-        server=args.server,
-        source="command line",
-    )
+    generation = {name: getattr(args, name) for name in GENERATION_FLAGS}
+    overlay = options_overlay(base_url=args.base_url, **generation, source="command line")
     if not overlay.model_fields_set:
         return None
     workspace = os.path.abspath(args.workspace or os.getcwd())

@@ -56,6 +56,7 @@ __all__ = [
     "DEFAULT_PROTECTED_PATTERNS",
     "DEFAULT_MAX_OUTPUT_TOKENS",
     "ENV_VARS",
+    "GENERATION_FLAGS",
     "Config",
     "ConfigLoader",
     "ConfigOverlay",
@@ -485,6 +486,11 @@ def untrusted_notice(config_file: Path, ignored: list[str]) -> str:
         f"{', '.join(ignored)}. If you trust this folder, run `python -m clawnb trust {folder}` "
         "(or `%claw trust` in a notebook)."
     )
+
+
+GENERATION_FLAGS = ("server", "max_output_tokens", "temperature", "tool_choice", "extra_body")
+"""The generation options a front end's flags carry, by :func:`options_overlay`'s keyword
+names (``--base-url`` besides them is the endpoint, not a generation option)."""
 
 
 def options_overlay(

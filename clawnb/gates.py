@@ -200,15 +200,24 @@ class GatePipeline(Gate):
             return PermissionDecision(Permission.Ask, f"`{call.name}` runs code, so it always asks")
         return decision
 
-    async def _permit(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
-        assert self.permissions is not None
-        decision = self._decide(call, tool)
+    async def _settled(
+        self, call: ToolCall, tool: Tool, decision: PermissionDecision
+    ) -> ToolCall | Refusal | None:
+        """What an Allow or a Deny comes to without asking anyone (``None``: it asks)."""
         if decision.permission is Permission.Allow:
             return await self._allowed_unasked(call, tool, decision.reason)
         if decision.permission is Permission.Deny:
             return Refusal(
                 f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
             )
+        return None
+
+    async def _permit(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+        assert self.permissions is not None
+        decision = self._decide(call, tool)
+        settled = await self._settled(call, tool, decision)
+        if settled is not None:
+            return settled
         if (
             decision.rule is None
             and not decision.explicit
@@ -228,12 +237,9 @@ class GatePipeline(Gate):
         # One question at a time; an answer "for this session" may settle the next one.
         async with self._approval_lock:
             decision = self._decide(call, tool)
-            if decision.permission is Permission.Allow:
-                return await self._allowed_unasked(call, tool, decision.reason)
-            if decision.permission is Permission.Deny:
-                return Refusal(
-                    f"error: permission denied for `{call.name}`: {decision.reason}", "denied"
-                )
+            settled = await self._settled(call, tool, decision)
+            if settled is not None:
+                return settled
             details: dict[str, Any] = {
                 "mode": self.permissions.mode.value if self.permissions.mode else None,
                 "rule": decision.rule.pattern if decision.rule else None,

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import os
 import re
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -88,6 +89,7 @@ def parse_options(line: str) -> CellOptions | None:
     if {"-h", "--help"} & set(line.split()):
         print(_claw_signature.parser.format_help())
         return None
+    from ..config import GENERATION_FLAGS
     from .runner import CellOptions  # the runner (and the engine) load on the first cell
 
     ns = parse_argstring(_claw_signature, line)
@@ -97,9 +99,7 @@ def parse_options(line: str) -> CellOptions | None:
         # kept for later cells: a typo would leave every tool working in a missing folder
         raise UsageError(f"--cwd {ns.cwd}: no such directory")
     generation = {
-        name: getattr(ns, name)
-        for name in ("server", "max_output_tokens", "temperature", "tool_choice", "extra_body")
-        if getattr(ns, name) is not None
+        name: getattr(ns, name) for name in GENERATION_FLAGS if getattr(ns, name) is not None
     }
     for name, value in generation.items():
         # IPython splits magic lines without removing quotes: '{"top_k": 20}' keeps its own
@@ -113,21 +113,9 @@ def parse_options(line: str) -> CellOptions | None:
             options_overlay(**generation, source="%%claw")
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
-    return CellOptions(
-        model=ns.model,
-        base_url=ns.base_url,
-        mode=ns.mode,
-        approve=ns.approve,
-        new=ns.new,
-        cwd=ns.cwd,
-        max_turns=ns.max_turns,
-        record=ns.record,
-        replay=ns.replay,
-        quiet=ns.quiet,
-        ui=ns.ui,
-        generation=generation,
-        agent=ns.agent,
-    )
+    # every other flag is the CellOptions field of the same name
+    flags = {f.name: getattr(ns, f.name) for f in fields(CellOptions) if f.name != "generation"}
+    return CellOptions(**flags, generation=generation)
 
 
 async def claw_cell(shell: Any, line: str, body: str) -> None:

@@ -135,17 +135,22 @@ def hide_secret_values(text: str) -> str:
     return text
 
 
-class InspectVariableTool(BaseTool):
-    read_only = True
-    concurrency_safe = True
+class _KernelTool(BaseTool):
+    """A tool over the kernel's user namespace (the notebook's live variables)."""
 
     def __init__(self, namespace: dict[str, Any]) -> None:
         self.namespace = namespace
-        self.definition = ToolDefinition(
-            "inspect_variable",
-            "Describe a variable of the user's live Python kernel: type, shape, length and a "
-            "truncated repr. Use a plain name or a dotted attribute path (df.columns).",
-        ).param("name", "string", "Variable name, e.g. df or model.config", True)
+
+
+class InspectVariableTool(_KernelTool):
+    read_only = True
+    concurrency_safe = True
+
+    definition = ToolDefinition(
+        "inspect_variable",
+        "Describe a variable of the user's live Python kernel: type, shape, length and a "
+        "truncated repr. Use a plain name or a dotted attribute path (df.columns).",
+    ).param("name", "string", "Variable name, e.g. df or model.config", True)
 
     async def call(self, args: Any) -> str:
         name = require_str(args, "name").strip()
@@ -171,7 +176,7 @@ class InspectVariableTool(BaseTool):
         return f"{name}\n" + hide_secret_values(describe_value(hide_secret_env(value)))
 
 
-class RunPythonTool(BaseTool):
+class RunPythonTool(_KernelTool):
     """Run code in the kernel namespace. ``always_ask``: the notebook gate asks even in
     bypass mode."""
 
@@ -179,13 +184,11 @@ class RunPythonTool(BaseTool):
     concurrency_safe = False
     always_ask = True
 
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        self.namespace = namespace
-        self.definition = ToolDefinition(
-            "run_python",
-            "Run Python code in the user's live notebook kernel (its variables are available; "
-            "changes persist). Returns stdout, stderr and the value of a final expression.",
-        ).param("code", "string", "Python source to execute", True)
+    definition = ToolDefinition(
+        "run_python",
+        "Run Python code in the user's live notebook kernel (its variables are available; "
+        "changes persist). Returns stdout, stderr and the value of a final expression.",
+    ).param("code", "string", "Python source to execute", True)
 
     async def call(self, args: Any) -> str:
         code = require_str(args, "code")

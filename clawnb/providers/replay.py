@@ -34,6 +34,7 @@ from ..types import (
     ToolDefinition,
     complete,
 )
+from .mock import CannedStream
 
 __all__ = ["RecordingProvider", "ScriptedProvider", "load_script", "request_summary"]
 
@@ -74,7 +75,7 @@ def load_script(path: str | os.PathLike[str]) -> list[AssistantTurn]:
     return turns
 
 
-class ScriptedProvider:
+class ScriptedProvider(CannedStream):
     """Plays turns back in order, as a plain or a streaming provider.
 
     Streaming splits text into word-sized deltas so front ends show realistic live output.
@@ -100,19 +101,8 @@ class ScriptedProvider:
         self._next += 1
         return turn
 
-    async def stream_chat(
-        self,
-        messages: list[Message],
-        tools: list[ToolDefinition],
-        on_event: StreamEventCallback | None = None,
-    ) -> AssistantTurn:
-        turn = await self.chat(messages, tools)
-        await emit_turn(on_event, turn, pieces=_words)
-        return turn
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"\S+\s*|\s+", text)
+    def pieces(self, text: str) -> list[str]:
+        return re.findall(r"\S+\s*|\s+", text)  # word by word
 
 
 def request_summary(

@@ -29,6 +29,7 @@ What makes it safe to run inside a notebook:
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import signal
 from typing import Any
@@ -172,16 +173,8 @@ class BashTool(BaseTool):
             return None
         if policy is None:
             return None
-        tool = BashTool(
-            self.workspace,
-            timeout=self.timeout,
-            max_timeout=self.max_timeout,
-            max_output_bytes=self.max_output_bytes,
-            env=self.env,
-            kill_grace=self.kill_grace,
-            hide_env=self.hide_env,
-            sandbox=policy.read_only(),
-        )
+        tool = copy.copy(self)  # the same limits and environment, another sandbox
+        tool.sandbox = policy.read_only()
         tool.read_only = True
         return tool
 
