@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -14,6 +15,9 @@ from clawnb.notebook.render import Throttle, WidgetView
 from clawnb.types import AssistantTurn, TokenUsage, ToolCall
 
 from .conftest import FAKE_KEY
+
+# the event loop may run a timer up to one clock tick early
+TICK = time.get_clock_info("monotonic").resolution
 
 
 def click(button: Any) -> None:
@@ -161,7 +165,7 @@ async def test_cancelling_a_pending_approval_cleans_up(rendered_view) -> None:
 
 
 async def test_updates_are_coalesced_and_text_is_identical() -> None:
-    view, sink = make_view(interval=0.05)
+    view, sink = make_view()
     view.root._view_count = 1
     pieces = [chr(97 + i % 26) for i in range(3000)]
     loop = asyncio.get_running_loop()
@@ -173,12 +177,68 @@ async def test_updates_are_coalesced_and_text_is_identical() -> None:
     elapsed = loop.time() - start
     view(AgentEvent.TurnEnd(AssistantTurn("x", usage=TokenUsage(5, 7))))
     view.finish()
-    # at most one flush per 50 ms (+ slack for the first flush, the footer, the new block)
-    assert view.updates <= elapsed / 0.05 * 2 + 6, (view.updates, elapsed)
+    # at most one round per screen frame (+1 for the first, which goes out at once); the
+    # 100 sleeps in between would give 100 rounds without coalescing
+    assert view.flushes <= 1 + elapsed / Throttle.FRAME, (view.flushes, elapsed)
     assert view.transcript.answer == "".join(pieces)
     static = sink.shown[-1]
     assert "".join(pieces) in static["text/markdown"]
     assert "5 in / 7 out tokens" in static["text/plain"]
+
+
+async def test_throttle_flushes_at_once_then_coalesces_pokes_within_a_frame() -> None:
+    loop = asyncio.get_running_loop()
+    stamps: list[float] = []
+    flushed = asyncio.Event()
+
+    def flush() -> None:
+        stamps.append(loop.time())
+        flushed.set()
+
+    throttle = Throttle(flush, interval=0.03)
+    throttle.poke()
+    await asyncio.wait_for(flushed.wait(), 5)
+    flushed.clear()
+    for _ in range(100):  # all within one frame: one more flush, a frame after the first
+        throttle.poke()
+    await asyncio.wait_for(flushed.wait(), 5)
+    assert len(stamps) == 2
+    assert stamps[1] - stamps[0] >= 0.03 - TICK
+
+
+async def test_throttle_spaces_expensive_flushes_by_their_cost() -> None:
+    # a flush that causes 20 ms of work elsewhere (the browser rendering it), with updates
+    # allowed a fifth of the time: the next one waits 100 ms, not one frame
+    loop = asyncio.get_running_loop()
+    stamps: list[float] = []
+    flushed = asyncio.Event()
+
+    def flush() -> float:
+        stamps.append(loop.time())
+        flushed.set()
+        return 0.02
+
+    throttle = Throttle(flush, share=0.2)
+    for _ in range(2):
+        throttle.poke()
+        await asyncio.wait_for(flushed.wait(), 5)
+        flushed.clear()
+    assert throttle.gap >= 0.1
+    assert stamps[1] - stamps[0] >= 0.1 - TICK
+
+
+async def test_a_long_answer_is_updated_less_often_than_a_short_one() -> None:
+    # every update re-sends and re-renders the answer whole: its cost grows with the length
+    view, _sink = make_view()
+    view.root._view_count = 1
+    view(AgentEvent.TextDelta("A short answer."))
+    view.throttle.flush_now()
+    short_gap = view.throttle.gap
+    view(AgentEvent.TextDelta(" More words." * 2000))  # 24,000 characters
+    view.throttle.flush_now()
+    # at least 24 ms of the browser's time per update, kept to a fifth of the time
+    assert view.throttle.gap >= 24_000 * WidgetView.FRONTEND_SECONDS_PER_CHAR / 0.2
+    assert view.throttle.gap > short_gap
 
 
 async def test_finish_replaces_widgets_with_static_markdown(rendered_view) -> None:
