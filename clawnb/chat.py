@@ -30,7 +30,25 @@ import signal
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
+
+if TYPE_CHECKING:  # the engine loads when the chat starts, not when the CLI parses
+    from .assemble import AgentSession
+    from .config import Config
+    from .events import (
+        AgentEventCallback,
+        AnyAgentEvent,
+        Approval,
+        ApprovalCallback,
+        ApprovalRequest,
+    )
+    from .planning import PlanReview, PlanVerdict
+    from .session_api import Session
+    from .terminal import TerminalRenderer
+    from .tools.ask import InputHandler
+    from .types import Message
+
+T = TypeVar("T")
 
 __all__ = ["add_chat_parser", "chat_main"]
 
@@ -118,7 +136,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--extra-body", metavar="JSON", help="extra request fields, a JSON object")
 
 
-def _chat_config(args: argparse.Namespace) -> Any:
+def _chat_config(args: argparse.Namespace) -> Config | None:
     """The config layers plus this command line's endpoint/generation flags (``None`` when
     no flag was given, so build_agent loads the layers itself)."""
     from .config import GENERATION_FLAGS, ConfigLoader, options_overlay
@@ -250,10 +268,10 @@ class ChatApp:
         self.out = out or sys.stdout
         self.console = _Console(self.out)
         self.loop = asyncio.new_event_loop()
-        self.session: Any = None
+        self.session: AgentSession | _OwnAgent | None = None
         self._error_shown = False
         self.terminated = 0  # the signal (SIGTERM/SIGHUP) that cancelled a turn, if any
-        self._renderer: Any = None  # the current turn's TerminalRenderer
+        self._renderer: TerminalRenderer | None = None  # the current turn's
 
     # -- output -------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -263,14 +281,24 @@ class ChatApp:
         self.out.write(printable(text) + "\n")
         self.out.flush()
 
-    def renderer(self) -> Any:
+    @property
+    def clawnb_session(self) -> AgentSession:
+        """clawnb's own session, for the commands only it offers (:meth:`command` refuses
+        them for an ``--agent`` session before they get here)."""
+        from .assemble import AgentSession
+
+        if not isinstance(self.session, AgentSession):
+            raise TypeError(f"not clawnb's session: {self.session!r}")
+        return self.session
+
+    def renderer(self) -> AgentEventCallback:
         from .events import AgentEvent
         from .terminal import TerminalRenderer
 
         inner = TerminalRenderer(self.out, color=False if self.args.no_color else None)
         self._renderer = inner
 
-        def on_event(event: Any) -> None:
+        def on_event(event: AnyAgentEvent) -> None:
             if isinstance(event, AgentEvent.Error):
                 self._error_shown = True
             inner(event)
@@ -285,7 +313,7 @@ class ChatApp:
         self.say(f"warning: {message}")
 
     # -- approvals ----------------------------------------------------------------------------
-    async def approve(self, request: Any) -> Any:
+    async def approve(self, request: ApprovalRequest) -> Approval:
         from .events import Approval
 
         policy = self.args.approve
@@ -335,7 +363,7 @@ class ChatApp:
             self.say("  please answer y, n (optionally with a reason) or a")
 
     # -- turns --------------------------------------------------------------------------------
-    def run(self, coro: Coroutine[Any, Any, Any]) -> Any:
+    def run(self, coro: Coroutine[object, None, T]) -> T | None:
         """Run one turn; Ctrl-C cancels it. Returns its result, or None if interrupted or
         failed (failures were already shown through the Error event or are printed here)."""
         from .errors import ClawError
@@ -377,7 +405,7 @@ class ChatApp:
                 )
         return None
 
-    def _terminate(self, sig: int, task: asyncio.Task[Any]) -> None:
+    def _terminate(self, sig: int, task: asyncio.Task[object]) -> None:
         self.terminated = sig
         task.cancel()
 
@@ -386,9 +414,9 @@ class ChatApp:
         if not task:
             self.say("usage: /plan <what to do>")
             return
-        self.run(self.session.run_plan(task, self.renderer(), review=self.review_plan))
+        self.run(self.clawnb_session.run_plan(task, self.renderer(), review=self.review_plan))
 
-    async def review_plan(self, plan: str) -> Any:
+    async def review_plan(self, plan: str) -> PlanVerdict:
         """The chat's plan reviewer (``/plan`` and ``--mode plan``): execute, drop, or type
         what should change."""
         from .planning import PlanVerdict
@@ -407,45 +435,49 @@ class ChatApp:
         return PlanVerdict.revise(answer)
 
     def do_cost(self) -> None:
-        ctx = self.session.context
-        self.say(self.session.cost.summary())
+        session = self.clawnb_session
+        ctx = session.context
+        self.say(session.cost.summary())
         self.say(
             f"context: ~{ctx.context_tokens} of {ctx.max_tokens} tokens, "
-            f"{len(self.session.history)} messages, {ctx.compactions} compactions"
+            f"{len(session.history)} messages, {ctx.compactions} compactions"
         )
 
     def do_compact(self) -> None:
-        before = len(self.session.history)
-        changed = self.run(self.session.compact())
+        session = self.clawnb_session
+        before = len(session.history)
+        changed = self.run(session.compact())
         if changed:
-            self.say(f"(compacted: {before} → {len(self.session.history)} messages)")
+            self.say(f"(compacted: {before} → {len(session.history)} messages)")
         elif changed is not None:
             self.say("(nothing to compact yet)")
 
     def do_sessions(self) -> None:
-        sessions = self.session.list_sessions()
+        session = self.clawnb_session
+        sessions = session.list_sessions()
         if not sessions:
             self.say("(no saved sessions)")
         for info in sessions:
-            mark = "*" if info.id == self.session.session_id else " "
+            mark = "*" if info.id == session.session_id else " "
             self.say(f"{mark} {info}")
 
     def do_resume(self, which: str) -> None:
         from .session import SessionError
 
+        session = self.clawnb_session
         target = which
         if not target:
-            others = [s for s in self.session.list_sessions() if s.id != self.session.session_id]
+            others = [s for s in session.list_sessions() if s.id != session.session_id]
             if not others:
                 self.say("(no other saved session to resume)")
                 return
             target = others[-1].id
         try:
-            count = self.session.resume(target)
+            count = session.resume(target)
         except SessionError as exc:
             self.say(f"error: {exc}")
             return
-        self.say(f"(resumed {self.session.session_id}: {count} messages)")
+        self.say(f"(resumed {session.session_id}: {count} messages)")
 
     def command(self, line: str) -> bool:
         """Handle a ``/command``; False means quit."""
@@ -470,7 +502,7 @@ class ChatApp:
             case "resume":
                 self.do_resume(rest)
             case "clear":
-                self.session.new_session()
+                self.clawnb_session.new_session()
                 self.say("(new conversation)")
             case _:
                 self.say(f"unknown command /{name} — /help lists them")
@@ -527,22 +559,23 @@ class ChatApp:
         except ClawError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        self.session = _OwnAgent(inner, self.approve, _ChatInput(self))
+        own = self.session = _OwnAgent(inner, self.approve, _ChatInput(self))
         self.say(f"clawnb chat — your agent {args.agent} ({type(inner).__name__}), model {model}")
         self.say("type a message; /help for commands; Ctrl-D to quit\n")
-        return self.repl()
+        return self.repl(own)
 
     def _start(self) -> int:
         from .assemble import build_agent, is_offline_model
         from .errors import ClawError
         from .providers.profiles import is_local_url
+        from .session import SessionLog
 
         args = self.args
         if args.agent:
             return self._start_own_agent()
         self._ask_trust()
         try:
-            self.session = build_agent(
+            s = build_agent(
                 _chat_config(args),
                 workspace=args.workspace,
                 model=args.model,
@@ -555,7 +588,7 @@ class ChatApp:
         except ClawError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        s = self.session
+        self.session = s
         self.say(f"clawnb chat — model {s.model}, mode {s.mode}, workspace {s.workspace}")
         self.say(f"(bash: {s.sandbox_description()})")  # said once, as [sandbox] mode=auto asks
         if is_offline_model(s.model):
@@ -573,12 +606,12 @@ class ChatApp:
             )
         if args.resume:
             self.say(f"(resumed {s.session_id}: {len(s.history)} messages)")
-        elif s.session_id:
+        elif isinstance(s.history, SessionLog):
             self.say(f"(saving to {s.history.path})")
         self.say("type a message; /help for commands; Ctrl-D to quit\n")
-        return self.repl()
+        return self.repl(s)
 
-    def repl(self) -> int:
+    def repl(self, session: AgentSession | _OwnAgent) -> int:
         _enable_bracketed_paste()
         try:
             while True:
@@ -599,11 +632,11 @@ class ChatApp:
                     if not self.command(line):
                         return 0
                 else:
-                    self.run(self.session.send(line, self.renderer(), review=self.review_plan))
+                    self.run(session.send(line, self.renderer(), review=self.review_plan))
                 if self.terminated:
                     return 128 + self.terminated
         finally:
-            self.session.close()
+            session.close()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
 
@@ -618,21 +651,25 @@ class _OwnAgent:
     class _NoCompaction:
         compactions = 0
 
-    def __init__(self, inner: Any, approve: Any, ask: Any) -> None:
+    def __init__(self, inner: Session, approve: ApprovalCallback, ask: InputHandler) -> None:
         self.inner = inner
         self.approve = approve
         self.ask = ask
         self.context = self._NoCompaction()
 
     @property
-    def history(self) -> list[Any]:
-        history: list[Any] = self.inner.history
-        return history
+    def history(self) -> list[Message]:
+        return self.inner.history
 
-    async def send(self, prompt: str, on_event: Any = None, *, review: Any = None) -> str:
+    async def send(
+        self,
+        prompt: str,
+        on_event: AgentEventCallback | None = None,
+        *,
+        review: PlanReview | None = None,
+    ) -> str:
         with self.inner.handlers(approve=self.approve, ask=self.ask):
-            text: str = await self.inner.send(prompt, on_event, review=review)
-        return text
+            return await self.inner.send(prompt, on_event, review=review)
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)
@@ -687,7 +724,13 @@ class _NoticeHandler(logging.Handler):
             self.handleError(record)
 
 
-def _format_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> str:
+def _format_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
     return f"warning: {message}\n"
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .types import JSON
+
 __all__ = ["Checkpoint", "Checkpoints", "FILE_TOOLS", "target_path"]
 
 # tools that change a file named by their ``path`` argument
@@ -33,7 +35,9 @@ FILE_TOOLS = frozenset({"write", "edit", "multi_edit", "notebook_edit"})
 _MAX_SNAPSHOT = 20 * 1024 * 1024
 
 
-def target_path(name: str, arguments: Any, workspace: str | os.PathLike[str] | None) -> Path | None:
+def target_path(
+    name: str, arguments: JSON, workspace: str | os.PathLike[str] | None
+) -> Path | None:
     """The file a file-changing call will touch, or ``None`` for other calls."""
     if name not in FILE_TOOLS or not isinstance(arguments, dict):
         return None
@@ -163,7 +167,7 @@ class Checkpoints:
     def begin(self, label: str) -> None:
         self._current = Checkpoint(label)
 
-    def before_tool(self, name: str, arguments: Any, workspace: Any) -> None:
+    def before_tool(self, name: str, arguments: JSON, workspace: Any) -> None:
         path = target_path(name, arguments, workspace)
         if path is None or self._current is None:
             return

@@ -17,17 +17,22 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .errors import ClawError
 from .session_api import Session
+
+if TYPE_CHECKING:
+    from .types import AnyProvider, Message
 
 __all__ = ["load_session"]
 
 _REQUIRED = ("history", "mode", "send", "handlers", "configure")
 
 
-def load_session(spec: str, *, provider: Any, workspace: str, history: list[Any]) -> Any:
+def load_session(
+    spec: str, *, provider: AnyProvider, workspace: str, history: list[Message]
+) -> Session:
     """Build the session that ``spec`` (``module`` or ``module:factory``) names."""
     module_name, _, factory_name = spec.partition(":")
     factory_name = factory_name or "make_session"

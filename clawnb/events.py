@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeAlias
 
-from .types import AssistantTurn, TokenUsage, ToolCall
+from .types import JSON, AssistantTurn, TokenUsage, ToolCall
 
 __all__ = [
     "AgentEvent",
@@ -84,7 +84,7 @@ class AgentEvent:
         name: str
         summary: str
         id: str = ""
-        arguments: Any = None
+        arguments: JSON = None
 
     @dataclass(frozen=True)
     class Done:

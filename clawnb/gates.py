@@ -57,7 +57,7 @@ from .safety import (
 )
 from .tools.base import ToolError
 from .trust import control_change_approved
-from .types import Tool, ToolCall
+from .types import JSON, Tool, ToolCall
 
 __all__ = ["GatePipeline", "build_gate"]
 
@@ -378,7 +378,7 @@ class _WorkspaceRelative:
         self.validator = validator
         self.workspace = workspace
 
-    def check(self, tool_name: str, args: Any) -> None:
+    def check(self, tool_name: str, args: JSON) -> None:
         if isinstance(args, dict):
             args = dict(args)
             for key in self.validator.PATH_KEYS:

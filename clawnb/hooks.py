@@ -39,6 +39,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from .errors import ClawError
 from .secrets import redact, redactor
 from .shell import glob_match
+from .types import JSON
 
 _MAX_ENV_ARGS = 32 * 1024
 
@@ -62,12 +63,12 @@ class HookEvent:
     @dataclass(frozen=True)
     class PreToolCall:
         tool_name: str
-        args: Any
+        args: JSON
 
     @dataclass(frozen=True)
     class PostToolCall:
         tool_name: str
-        args: Any
+        args: JSON
         result: str
 
     @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class HookAction:
 
     @dataclass(frozen=True)
     class ModifyArgs:
-        args: Any
+        args: JSON
 
 
 # The namespaces above group the variants; these unions are what signatures name.

@@ -38,6 +38,7 @@ from .modes import PermissionMode
 from .secrets import is_secret_file
 from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
 from .trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
+from .types import JSON
 
 __all__ = [
     "CONTROL_FILE_REASON",
@@ -71,13 +72,13 @@ class Permission(StrEnum):
     ASK = "ask"
 
 
-def call_subject(tool: str, args: Any) -> str | None:
+def call_subject(tool: str, args: JSON) -> str | None:
     """What a call acts on: ``command`` for bash, else the first string among ``path``,
     ``file_path``, ``notebook_path``, ``url``, ``pattern``. ``None`` if there is none."""
     return _subject(tool, args)[1]
 
 
-def _subject(tool: str, args: Any) -> tuple[str | None, str | None]:
+def _subject(tool: str, args: JSON) -> tuple[str | None, str | None]:
     if not isinstance(args, dict):
         return None, None
     keys = ("command",) if tool == "bash" else _SUBJECT_KEYS[1:]
@@ -105,7 +106,7 @@ class PermissionRule:
             self.tool_pattern = pattern
             self.arg_pattern = None
 
-    def matches(self, tool: str, args: Any = None, *, workspace: str | None = None) -> bool:
+    def matches(self, tool: str, args: JSON = None, *, workspace: str | None = None) -> bool:
         """Does this rule cover a call of ``tool`` with ``args``?"""
         if not glob_match(self.tool_pattern, tool):
             return False
@@ -236,7 +237,7 @@ class PermissionEngine:
         return cls(all_rules, Permission.Ask, mode=mode, workspace=workspace)
 
     # -- the book's API ----------------------------------------------------------------------
-    def evaluate(self, tool: Any, args: Any = None) -> Permission:
+    def evaluate(self, tool: Any, args: JSON = None) -> Permission:
         """``Allow``, ``Deny`` or ``Ask`` for a call of ``tool`` (a name, or a tool object whose
         ``read_only`` attribute the modes consult) with ``args``."""
         return self.decide(tool, args).permission
@@ -245,10 +246,10 @@ class PermissionEngine:
         """The user allowed ``tool`` for the rest of this session."""
         self._session_allows.add(tool)
 
-    def is_allowed(self, tool: Any, args: Any = None) -> bool:
+    def is_allowed(self, tool: Any, args: JSON = None) -> bool:
         return self.evaluate(tool, args) is Permission.Allow
 
-    def needs_approval(self, tool: Any, args: Any = None) -> bool:
+    def needs_approval(self, tool: Any, args: JSON = None) -> bool:
         return self.evaluate(tool, args) is Permission.Ask
 
     # -- extensions ----------------------------------------------------------------------------
@@ -262,7 +263,7 @@ class PermissionEngine:
     def set_mode(self, mode: PermissionMode | str | None) -> None:
         self.mode = PermissionMode.parse(mode) if mode is not None else None
 
-    def decide(self, tool: Any, args: Any = None) -> PermissionDecision:
+    def decide(self, tool: Any, args: JSON = None) -> PermissionDecision:
         """Like :meth:`evaluate`, with the reason and the rule that decided."""
         name, read_only = _describe(tool)
         if self.mode is None:
@@ -270,7 +271,7 @@ class PermissionEngine:
         return self._decide_mode(name, args, read_only, self.mode)
 
     def _first_rule(
-        self, name: str, args: Any, *, skip_deny: bool = False
+        self, name: str, args: JSON, *, skip_deny: bool = False
     ) -> PermissionRule | None:
         for rule in self.rules:
             if skip_deny and rule.permission is Permission.Deny:
@@ -279,7 +280,7 @@ class PermissionEngine:
                 return rule
         return None
 
-    def _decide_book(self, name: str, args: Any) -> PermissionDecision:
+    def _decide_book(self, name: str, args: JSON) -> PermissionDecision:
         if name in self._session_allows:
             return PermissionDecision(Permission.Allow, f"`{name}` was allowed for this session")
         rule = self._first_rule(name, args)
@@ -288,7 +289,7 @@ class PermissionEngine:
         return PermissionDecision(self.default, f"default permission for `{name}`")
 
     def _decide_mode(
-        self, name: str, args: Any, read_only: bool, mode: PermissionMode
+        self, name: str, args: JSON, read_only: bool, mode: PermissionMode
     ) -> PermissionDecision:
         for rule in self.rules:
             if rule.permission is Permission.Deny and rule.matches(
@@ -336,7 +337,7 @@ _PATH_ARGS = ("path", "file_path", "notebook_path", "target", "destination")
 _CODE_ARGS = ("command", "code", "script")
 
 
-def touches_control_file(name: str, args: Any, workspace: str | None = None) -> bool:
+def touches_control_file(name: str, args: JSON, workspace: str | None = None) -> bool:
     """Does a (not read-only) call write a control file (:mod:`clawnb.trust`): a path argument
     that is one, or a command/code argument that names one?"""
     if not isinstance(args, dict):
@@ -352,7 +353,7 @@ def touches_control_file(name: str, args: Any, workspace: str | None = None) -> 
     return False
 
 
-def _names_secret_file(args: Any, workspace: str | None) -> bool:
+def _names_secret_file(args: JSON, workspace: str | None) -> bool:
     """Does a call name a secret file, as written or where a symlink leads?"""
     if not isinstance(args, dict):
         return False

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from .agent import Phase, StreamingAgent
 from .events import AgentEventCallback
 from .executor import Gate, Refusal
-from .types import AnyProvider, Message, Tool, ToolCall, ToolDefinition, ToolSet
+from .types import JSON, AnyProvider, Message, Tool, ToolCall, ToolDefinition, ToolSet
 
 __all__ = [
     "DEFAULT_PLAN_PROMPT",
@@ -125,7 +125,7 @@ class _ExitPlanTool:
     def hides(self, tool: Any, tools: ToolSet) -> bool:
         return tool is not self and tool.definition.name not in self.phase.allowed
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         self.phase.submitted = True
         return PLAN_SUBMITTED
 

@@ -35,11 +35,11 @@ import re
 import stat
 from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .errors import ClawError
 from .shell import glob_is_valid, normalize_command
-from .types import Tool, ToolDefinition
+from .types import JSON, Tool, ToolDefinition
 
 __all__ = [
     "MAX_COMMAND_BYTES",
@@ -170,7 +170,7 @@ class SafetyViolation(ClawError):
 class SafetyCheck(Protocol):
     """Anything with ``check(tool_name, args)`` that raises :class:`SafetyViolation` to refuse."""
 
-    def check(self, tool_name: str, args: Any) -> None: ...
+    def check(self, tool_name: str, args: JSON) -> None: ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +221,7 @@ class PathValidator:
             )
         return Path(canonical)
 
-    def check(self, tool_name: str, args: Any) -> None:
+    def check(self, tool_name: str, args: JSON) -> None:
         if self.tools is not None and tool_name not in self.tools:
             return
         if not isinstance(args, dict):
@@ -354,7 +354,7 @@ class CommandFilter:
                     return pattern
         return None
 
-    def check(self, tool_name: str, args: Any) -> None:
+    def check(self, tool_name: str, args: JSON) -> None:
         if tool_name != "bash" or not isinstance(args, dict):
             return
         command = args.get("command")
@@ -490,7 +490,7 @@ class ProtectedFileCheck:
         except SafetyViolation:
             return None
 
-    def check(self, tool_name: str, args: Any) -> None:
+    def check(self, tool_name: str, args: JSON) -> None:
         if tool_name not in self.tools or not isinstance(args, dict):
             return
         path = args.get("path")
@@ -532,7 +532,7 @@ class SafeToolWrapper:
     def concurrency_safe(self) -> bool:
         return getattr(self.inner, "concurrency_safe", False) is True
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         name = self.inner.definition.name
         for check in self.checks:
             try:

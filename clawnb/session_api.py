@@ -29,6 +29,7 @@ from .events import AgentEventCallback, Approval, ApprovalCallback, ApprovalRequ
 
 if TYPE_CHECKING:
     from .planning import PlanReview
+    from .tools.ask import InputHandler
     from .types import Message
 
 __all__ = ["ApprovalProxy", "InputProxy", "Session"]
@@ -69,8 +70,8 @@ class Session(Protocol):
         ...
 
     def handlers(
-        self, *, approve: ApprovalCallback | None = None, ask: Any = None
-    ) -> AbstractContextManager[None]:
+        self, *, approve: ApprovalCallback | None = None, ask: InputHandler | None = None
+    ) -> AbstractContextManager[object]:
         """Route approval requests to ``approve`` and questions to ``ask`` (an object with
         ``async ask(question, options) -> str``) until the ``with`` block ends."""
         ...
@@ -114,7 +115,7 @@ class InputProxy:
     """The ``ask_user`` tool's handler for the whole session; forwards to the current
     ``target`` (the tools outlive a turn, a cell's buttons do not)."""
 
-    def __init__(self, target: Any = None) -> None:
+    def __init__(self, target: InputHandler | None = None) -> None:
         self.target = target
 
     async def ask(self, question: str, options: list[str]) -> str:
@@ -125,7 +126,7 @@ class InputProxy:
         answer: str = await self.target.ask(question, options)
         return answer
 
-    def routed(self, target: Any) -> AbstractContextManager[None]:
+    def routed(self, target: InputHandler | None) -> AbstractContextManager[None]:
         return _swap(self, target)
 
 

@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # events.py builds on these nouns; only the type checker need
     from .events import StreamEventCallback
 
 __all__ = [
+    "JSON",
+    "JSONObject",
     "AnyProvider",
     "AssistantTurn",
     "Message",
@@ -41,7 +43,14 @@ __all__ = [
 ]
 
 
-def compact_json(value: Any) -> str:
+JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | None"
+"""Any value JSON can carry: what a model's tool arguments decode to (an object, usually, but
+the model may send anything, so a tool narrows before it reads)."""
+JSONObject: TypeAlias = "dict[str, JSON]"
+"""A JSON object: tool arguments once a tool has checked them, a hook's ``{"args": …}``."""
+
+
+def compact_json(value: JSON) -> str:
     """JSON the way the book's ``serde_json::Value::to_string`` writes it: compact, sorted keys."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
@@ -84,7 +93,7 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: Any = field(default_factory=dict)
+    arguments: JSON = field(default_factory=dict)
     invalid_arguments: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -336,7 +345,7 @@ class Tool(Protocol):
     @property
     def definition(self) -> ToolDefinition: ...
 
-    async def call(self, args: Any) -> str: ...
+    async def call(self, args: JSON) -> str: ...
 
 
 class ToolSet:

@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..tools.base import BaseTool, ToolError, require_str
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .render import ANSWERING, RUNNING, WidgetView
 
 __all__ = ["CellProposals", "ProposeCellTool", "fenced"]
@@ -215,7 +215,7 @@ class ProposeCellTool(BaseTool):
         finally:
             self.target = previous
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         code = require_str(args, "code")
         if not code.strip():
             raise ToolError("'code' is empty; propose the cell's source")

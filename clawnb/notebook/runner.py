@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..assemble import AgentSession
 from ..checkpoints import Checkpoints
 from ..errors import ContextOverflowError
 from ..events import AgentEvent
 from ..session import SessionError, SessionLog, SessionStore
+from ..session_api import Session
 from ..types import Message, ToolCall, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .render import TextView, WidgetView
@@ -119,7 +119,7 @@ class NotebookSession:
     cells: int = 0
     provider: Any = None
     provider_key: tuple[Any, ...] | None = None
-    agent: AgentSession | Any = None  # Any: a learner's own Session (%%claw --agent)
+    agent: Session | None = None  # clawnb's AgentSession, or a learner's own (%%claw --agent)
     agent_key: tuple[Any, ...] | None = None
     agent_spec: str | None = None
     running: bool = False
@@ -189,7 +189,7 @@ class NotebookSession:
         self.agent = None
         return provider
 
-    def agent_session(self, options: CellOptions) -> AgentSession:
+    def agent_session(self, options: CellOptions) -> Session:
         """The engine's session (:func:`clawnb.build_agent`: config, gate, system prompt with
         project instructions, compaction, cost, subagents, checkpoints) over this kernel's
         provider, history and kernel tools; rebuilt only when the provider, workspace or
@@ -704,14 +704,8 @@ def _count(n: int, word: str) -> str:
 def _call_line(call: ToolCall, result: str | None, limit: int) -> str:
     """``✓ read notes.txt · 12 lines`` / ``✗ edit f.py · error: …`` for ``%claw history``."""
     args = call.arguments if isinstance(call.arguments, dict) else {}
-    target = next(
-        (
-            args[k]
-            for k in ("path", "command", "pattern", "question", "url")
-            if isinstance(args.get(k), str)
-        ),
-        "",
-    )
+    values = (args.get(k) for k in ("path", "command", "pattern", "question", "url"))
+    target = next((v for v in values if isinstance(v, str)), "")
     head = f"{call.name} {_short(target, 60)}".rstrip()
     if result is None:
         return f"… {head}"

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..secrets import is_secret_name
 from ..tools.base import BaseTool, ToolError, require_str
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 
 __all__ = ["InspectVariableTool", "RunPythonTool", "describe_value"]
 
@@ -152,7 +152,7 @@ class InspectVariableTool(_KernelTool):
         "truncated repr. Use a plain name or a dotted attribute path (df.columns).",
     ).param("name", "string", "Variable name, e.g. df or model.config", True)
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         name = require_str(args, "name").strip()
         head, *rest = name.split(".")
         if not head.isidentifier() or not all(p.isidentifier() for p in rest):
@@ -190,7 +190,7 @@ class RunPythonTool(_KernelTool):
         "changes persist). Returns stdout, stderr and the value of a final expression.",
     ).param("code", "string", "Python source to execute", True)
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         code = require_str(args, "code")
         try:
             tree = ast.parse(code, "<run_python>", "exec")

@@ -18,9 +18,9 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO, runtime_checkable
+from typing import Protocol, TextIO, runtime_checkable
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError
 
 __all__ = [
@@ -41,7 +41,7 @@ class InputHandler(Protocol):
     async def ask(self, question: str, options: list[str]) -> str: ...
 
 
-def parse_options(args: Any) -> list[str]:
+def parse_options(args: JSON) -> list[str]:
     """The ``options`` argument as a list of strings (non-strings dropped, missing → ``[]``)."""
     value = args.get("options") if isinstance(args, dict) else None
     if not isinstance(value, list):
@@ -76,7 +76,7 @@ class AskTool(BaseTool):
             )
         )
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         question = args.get("question") if isinstance(args, dict) else None
         if not isinstance(question, str):
             raise ToolError("missing required parameter: question")

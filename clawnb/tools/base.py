@@ -19,9 +19,9 @@ import inspect
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 
 __all__ = [
     "BaseTool",
@@ -87,7 +87,7 @@ class Previewing(Protocol):
     :class:`ToolError` with the message ``call`` would fail with, so a call that is bound to
     fail is never put to the user."""
 
-    async def preview(self, args: Any) -> ChangePreview: ...
+    async def preview(self, args: JSON) -> ChangePreview: ...
 
 
 class BaseTool:
@@ -100,7 +100,7 @@ class BaseTool:
     read_only: bool = False
     concurrency_safe: bool = False
 
-    async def call(self, args: Any) -> str:  # pragma: no cover - abstract
+    async def call(self, args: JSON) -> str:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -121,7 +121,7 @@ class FileTool(BaseTool):
         self.file_state = file_state
 
 
-def require_str(args: Any, key: str, message: str | None = None) -> str:
+def require_str(args: JSON, key: str, message: str | None = None) -> str:
     """``args[key]`` if it is a string, else :class:`ToolError` (``missing '{key}' argument``)."""
     value = args.get(key) if isinstance(args, dict) else None
     if not isinstance(value, str):
@@ -129,7 +129,7 @@ def require_str(args: Any, key: str, message: str | None = None) -> str:
     return value
 
 
-def optional_str(args: Any, key: str) -> str | None:
+def optional_str(args: JSON, key: str) -> str | None:
     """An optional string argument; ``None`` when absent or null, an error for other types."""
     value = args.get(key) if isinstance(args, dict) else None
     if value is None:
@@ -139,7 +139,7 @@ def optional_str(args: Any, key: str) -> str | None:
     return value
 
 
-def optional_int(args: Any, key: str, *, minimum: int | None = None) -> int | None:
+def optional_int(args: JSON, key: str, *, minimum: int | None = None) -> int | None:
     """An optional integer argument; a bool, float or string is a clear error, not a guess."""
     value = args.get(key) if isinstance(args, dict) else None
     if value is None:

@@ -32,7 +32,6 @@ import asyncio
 import copy
 import os
 import signal
-from typing import Any
 
 from ..process import (
     KILL_GRACE_S,
@@ -45,7 +44,7 @@ from ..process import (
 )
 from ..sandbox import SandboxPolicy, SandboxStatus, SandboxUnavailable
 from ..trust import ControlSnapshot, control_change_approved, undone_message
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_int, report_output, require_str
 
 __all__ = ["BashTool"]
@@ -187,7 +186,7 @@ class BashTool(BaseTool):
         env.setdefault("GIT_TERMINAL_PROMPT", "0")
         return env
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         command = require_str(args, "command")
         timeout = optional_int(args, "timeout", minimum=1)
         if timeout is None:

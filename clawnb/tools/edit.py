@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import ChangePreview, FileTool, ToolError, require_str, resolve_path
 from .diff import PREVIEW_DIFF_LINES, change_counts, render_diff
 from .write import atomic_write, real_target, refuse_notebook
@@ -93,7 +92,7 @@ class EditTool(FileTool):
         .param("new_string", "string", "The replacement string", True)
     )
 
-    def _checked(self, args: Any) -> tuple[str, Path, str, str]:
+    def _checked(self, args: JSON) -> tuple[str, Path, str, str]:
         """The argument and read-before-edit checks ``preview`` and ``call`` share."""
         path = require_str(args, "path")
         old = require_str(args, "old_string")
@@ -108,7 +107,7 @@ class EditTool(FileTool):
             self.file_state.check_fresh(target, "editing", path)
         return path, target, old, new
 
-    async def preview(self, args: Any) -> ChangePreview:
+    async def preview(self, args: JSON) -> ChangePreview:
         """The exact change ``call(args)`` would make now, or the :class:`ToolError` it would
         fail with; nothing is written."""
         path, target, old, new = self._checked(args)
@@ -125,7 +124,7 @@ class EditTool(FileTool):
             before=before,
         )
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         path, target, old, new = self._checked(args)
         before, after, how = await asyncio.to_thread(self._edit, path, target, old, new)
         if self.file_state is not None:

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 
 __all__ = ["GitIgnore", "GlobTool", "compile_glob", "iter_files", "sort_key", "walk_files"]
@@ -309,7 +309,7 @@ class GlobTool(BaseTool):
         self.workspace = workspace
         self.max_results = max_results
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         pattern = require_str(args, "pattern")
         base = optional_str(args, "path")
         return await asyncio.to_thread(self.search, pattern, base)

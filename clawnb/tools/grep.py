@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..secrets import is_secret_file
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 from .glob import GitIgnore, GlobError, cap_lines, compile_glob, sort_key, walk_files
 
@@ -426,7 +426,7 @@ class GrepTool(BaseTool):
         self.engine = engine
         self.last_engine: str | None = None  # which engine answered the last call
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         pattern = require_str(args, "pattern")
         path = optional_str(args, "path")
         include = optional_str(args, "include")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import (
     ChangePreview,
     FileTool,
@@ -509,7 +509,7 @@ def _find_cell(cells: list[Any], cell_id: str | None, number: int | None, shown:
     raise ToolError("say which cell: cell_id (from notebook_read) or cell_number (1-based)")
 
 
-def plan_edit(nb: dict[str, Any], args: Any, shown: str) -> EditPlan:
+def plan_edit(nb: dict[str, Any], args: JSON, shown: str) -> EditPlan:
     """Resolve an edit's arguments against ``nb`` and apply it to ``nb`` in memory."""
     action = optional_str(args, "action") or "replace"
     if action not in ACTIONS:
@@ -707,7 +707,7 @@ class NotebookReadTool(FileTool):
         )
     )
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         path = require_str(args, "path")
         _require_notebook(path)
         offset = optional_int(args, "offset", minimum=1) or 1
@@ -808,7 +808,7 @@ class NotebookEditTool(FileTool):
             # point at the notebook reader, not at read's raw JSON
             raise ToolError(str(exc).replace("the read tool", "notebook_read")) from None
 
-    def _plan(self, shown: str, target: Path, args: Any) -> tuple[dict[str, Any], EditPlan, str]:
+    def _plan(self, shown: str, target: Path, args: JSON) -> tuple[dict[str, Any], EditPlan, str]:
         """Load, check and apply in memory; returns (new notebook, plan, original text)."""
         if target.exists():
             original = _read(target, shown)
@@ -824,7 +824,7 @@ class NotebookEditTool(FileTool):
         plan = plan_edit(nb, args, shown)
         return nb, plan, text
 
-    async def preview(self, args: Any) -> ChangePreview:
+    async def preview(self, args: JSON) -> ChangePreview:
         """What the edit will do, checked against the file on disk but not written (the
         gate shows it on the approval card): the cell's number, id and type as the summary,
         its old source → new source as the diff. Never the JSON. Raises :class:`ToolError`
@@ -848,7 +848,7 @@ class NotebookEditTool(FileTool):
             before=before if plan.old is not None else None,
         )
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         path = require_str(args, "path")
         _require_notebook(path)
         target = self._target(path)
@@ -858,7 +858,7 @@ class NotebookEditTool(FileTool):
             self.file_state.record(target)
         return result
 
-    def _edit(self, shown: str, target: Path, args: Any) -> str:
+    def _edit(self, shown: str, target: Path, args: JSON) -> str:
         nb, plan, text = self._plan(shown, target, args)
         problems = validation_problems(nb)
         new_problems = problems

@@ -16,9 +16,9 @@ import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import FileState, FileTool, ToolError, optional_int, require_str, resolve_path
 
 __all__ = ["ReadTool"]
@@ -45,7 +45,7 @@ class ReadTool(FileTool):
         super().__init__(workspace, file_state)
         self.max_bytes = max_bytes
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         path = require_str(args, "path")
         offset = optional_int(args, "offset", minimum=1)
         limit = optional_int(args, "limit", minimum=0)

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..events import AgentEvent, emit
 from ..executor import Gate, ResultLimit, current_call
-from ..types import AnyProvider, Message, TokenUsage, Tool, ToolDefinition, ToolSet
+from ..types import JSON, AnyProvider, Message, TokenUsage, Tool, ToolDefinition, ToolSet
 from .base import BaseTool, ToolError
 
 __all__ = ["MAX_TURNS_EXCEEDED", "SubagentTool"]
@@ -98,7 +98,7 @@ class SubagentTool(BaseTool):
             kept.push(tool)
         return kept
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         task = args.get("task") if isinstance(args, dict) else None
         if not isinstance(task, str):
             raise ToolError("missing required parameter: task")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..types import Tool, ToolDefinition, ToolSet
+from ..types import JSON, Tool, ToolDefinition, ToolSet
 from .base import BaseTool, require_str
 
 __all__ = [
@@ -56,7 +56,7 @@ class Deferred:
     def concurrency_safe(self) -> bool:
         return bool(getattr(self.inner, "concurrency_safe", False))
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         return await self.inner.call(args)
 
     def __getattr__(self, name: str) -> Any:
@@ -137,7 +137,7 @@ class ToolSearchTool(BaseTool):
             "matching tools become available from your next step." + listing,
         ).param("query", "string", "Tool name(s) or keywords to search for", True)
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         query = require_str(args, "query").strip()
         deferred = self._deferred()
         by_name = {t.definition.name: t for t in deferred}

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_int, require_str
 
 __all__ = ["WebFetchTool", "html_to_text"]
@@ -146,7 +146,7 @@ class WebFetchTool(BaseTool):
                     "loopback or link-local address (allow_private is off)"
                 )
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         url = require_str(args, "url")
         max_length = optional_int(args, "max_length", minimum=1) or self.max_length
         import httpx  # imported on first use: keeps `import clawnb` cheap

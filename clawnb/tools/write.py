@@ -23,9 +23,8 @@ import os
 import stat
 import uuid
 from pathlib import Path
-from typing import Any
 
-from ..types import ToolDefinition
+from ..types import JSON, ToolDefinition
 from .base import ChangePreview, FileTool, ToolError, require_str, resolve_path
 from .diff import PREVIEW_DIFF_LINES, change_counts, render_diff
 
@@ -95,7 +94,7 @@ class WriteTool(FileTool):
         .param("content", "string", "The content to write to the file", True)
     )
 
-    def _checked(self, args: Any) -> tuple[str, str, Path]:
+    def _checked(self, args: JSON) -> tuple[str, str, Path]:
         """The argument and read-before-edit checks ``preview`` and ``call`` share."""
         path = require_str(args, "path")
         content = require_str(args, "content")
@@ -105,13 +104,13 @@ class WriteTool(FileTool):
             self.file_state.check_fresh(target, "overwriting", path)
         return path, content, target
 
-    async def preview(self, args: Any) -> ChangePreview:
+    async def preview(self, args: JSON) -> ChangePreview:
         """What ``call(args)`` would do now: a new file's content, or the diff against the file
         it overwrites; the :class:`ToolError` ``call`` would raise otherwise. Writes nothing."""
         path, content, target = self._checked(args)
         return await asyncio.to_thread(_preview_write, path, content, target)
 
-    async def call(self, args: Any) -> str:
+    async def call(self, args: JSON) -> str:
         path, content, target = self._checked(args)
         await asyncio.to_thread(self._write, path, target, content)
         if self.file_state is not None:
