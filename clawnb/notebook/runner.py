@@ -21,9 +21,10 @@ import asyncio
 import json
 import os
 import traceback
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checkpoints import Checkpoints
 from ..errors import ContextOverflowError
@@ -34,6 +35,13 @@ from ..types import Message, ToolCall, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .render import TextView, WidgetView
 from .secrets import scrub
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..events import AnyAgentEvent
+    from ..types import AnyProvider, Tool
+    from ..usage import CostTracker
+    from .propose import ProposeCellTool
 
 __all__ = [
     "ClawInterrupted",
@@ -117,17 +125,19 @@ class NotebookSession:
     output_tokens: int = 0
     turns: int = 0
     cells: int = 0
-    provider: Any = None
-    provider_key: tuple[Any, ...] | None = None
+    provider: AnyProvider | None = None
+    provider_key: tuple[str, str, str | None, str] | None = None
     agent: Session | None = None  # clawnb's AgentSession, or a learner's own (%%claw --agent)
-    agent_key: tuple[Any, ...] | None = None
+    agent_key: tuple[int, str, str | None, int, str | None] | None = None
     agent_spec: str | None = None
     running: bool = False
-    proposals: Any = None  # the session's propose_cell tool (each cell routes it to its view)
+    proposals: ProposeCellTool | None = (
+        None  # the session's propose_cell tool (each cell routes it to its view)
+    )
 
     # -- configuration -------------------------------------------------------------------------
 
-    def config(self) -> Any:
+    def config(self) -> Config:
         from ..config import ConfigLoader, options_overlay
 
         config = ConfigLoader.load(project_dir=self.cwd)
@@ -169,7 +179,7 @@ class NotebookSession:
         except Exception:  # the cell reports the broken config when it builds the agent
             return 0
 
-    def get_provider(self, replay: str | None = None) -> Any:
+    def get_provider(self, replay: str | None = None) -> AnyProvider:
         """The session's provider, rebuilt only when model, endpoint or replay file change (so a
         scripted model continues its script across cells)."""
         from ..assemble import make_provider
@@ -291,7 +301,7 @@ class NotebookSession:
             f"{_count(prompts, 'prompt')}, {_count(len(self.checkpoints), 'undo step')}"
         )
 
-    def kernel_tools(self) -> list[Any]:
+    def kernel_tools(self) -> list[Tool]:
         """The tools that reach into the user's kernel (none without a shell)."""
         if self.shell is None:
             return []
@@ -476,7 +486,7 @@ def _stdin_allowed(shell: Any) -> bool:
         return False
 
 
-def make_view(shell: Any, *, quiet: bool = False, ui: str = "auto") -> Any:
+def make_view(shell: Any, *, quiet: bool = False, ui: str = "auto") -> TextView | WidgetView:
     """Widgets when a kernel with a frontend that can take stdin runs us (JupyterLab, VS
     Code); plain lines for terminals and headless runs (nbclient sets ``allow_stdin=False``,
     and nbval ignores display updates: §4.6)."""
@@ -528,7 +538,7 @@ async def run_claw(
     options: CellOptions,
     body: str,
     *,
-    view: Any = None,
+    view: TextView | WidgetView | None = None,
     raise_on_interrupt: bool = True,
 ) -> None:
     """Run one ``%%claw`` cell (see the module docstring). Returns ``None`` so the cell has no
@@ -585,7 +595,7 @@ async def run_claw(
     messages = session.messages
     view.start()
 
-    def on_event(event: Any) -> None:
+    def on_event(event: AnyAgentEvent) -> None:
         view(event)
         if isinstance(event, AgentEvent.TurnEnd):
             session.turns += 1
@@ -664,7 +674,13 @@ def _prompt_suffix(shell: Any, workspace: str) -> str:
     return "\n\n".join(p for p in (NOTEBOOK_PROMPT, notebook_context(shell, workspace)) if p)
 
 
-def _proposals(session: Any, view: Any, approver: Any, shell: Any, in_cell: bool) -> Any:
+def _proposals(
+    session: NotebookSession,
+    view: TextView | WidgetView,
+    approver: Approver,
+    shell: Any,
+    in_cell: bool,
+) -> AbstractContextManager[None]:
     """Route propose_cell to this cell's view; inserting needs the cell to still be running
     (a background task's cell has returned: its payload would land on the next cell)."""
     import contextlib
@@ -676,7 +692,7 @@ def _proposals(session: Any, view: Any, approver: Any, shell: Any, in_cell: bool
     return session.proposals.routed(CellProposals(view, approver, shell, can_insert=in_cell))
 
 
-def _cost_part(tracker: Any) -> str:
+def _cost_part(tracker: CostTracker) -> str:
     """``$0.0123`` when the model has a price; ``""`` when it has none (a scripted or local
     model: ``$0.0000`` would read like a real price)."""
     priced = getattr(tracker, "priced", False) and (
