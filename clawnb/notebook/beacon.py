@@ -9,9 +9,14 @@ extension of ours) that sits invisibly in a ``%%claw`` cell. While ``waiting`` i
 * on the focused card ``a`` approves, ``d`` denies and ``A`` (shift) always allows — the keys
   click the card's own buttons, so they do exactly what the buttons do. The card carries
   ``data-lm-suppress-shortcuts`` so JupyterLab's command-mode keys (``a`` inserts a cell,
-  ``d d`` deletes one) do not fire while it has the focus.
+  ``d d`` deletes one) do not fire while it has the focus;
+* if the tab is hidden when the card starts waiting and the person has allowed notifications,
+  one browser notification says so (a click brings the tab forward; it closes when the card
+  is answered or the tab shows). The permission is only ever asked by a small button the
+  person clicks, shown while a card waits and the browser has not decided yet.
 
-Everything degrades: without the ``anywidget`` package :func:`make_beacon` returns ``None``;
+Everything degrades: without the Web Notifications API there is no button and no
+notification; without the ``anywidget`` package :func:`make_beacon` returns ``None``;
 a front end without anywidget's extension never renders the beacon (its ``_view_count``
 stays 0) and :class:`~clawnb.notebook.render.WidgetView` removes it again, so the cell shows
 no widget error.
@@ -27,6 +32,14 @@ __all__ = ["BEACON_ESM", "make_beacon"]
 BEACON_ESM = r"""
 const PREFIX = "\u23f8 approval needed \u00b7 ";
 const KEYS = { a: "clawnb-approve", d: "clawnb-deny", A: "clawnb-always" };
+const WHAT = {
+  approval: "A tool call waits for your approval",
+  answer: "A question waits for your answer",
+  plan: "A plan waits for your decision",
+};
+
+// browsers without the Web Notifications API (or without it here): everything else still works
+const notifiable = () => typeof Notification === "function";
 
 function editing() {
   const a = document.activeElement;
@@ -38,6 +51,7 @@ function render({ model, el }) {
   let timer = null;
   let observer = null;
   let card = null;
+  let note = null; // the browser notification for what waits now, if one was shown
 
   const setTitle = () => {
     if (!document.title.startsWith(PREFIX)) document.title = PREFIX + document.title;
@@ -57,7 +71,55 @@ function render({ model, el }) {
     event.stopPropagation();
     button.click();
   };
+  const notify = () => {
+    // only when the tab cannot be seen, and only with a permission the person gave
+    if (!document.hidden || !notifiable() || Notification.permission !== "granted") return;
+    const page = document.title.startsWith(PREFIX)
+      ? document.title.slice(PREFIX.length)
+      : document.title;
+    const body = (WHAT[model.get("waiting")] || WHAT.approval) + " \u00b7 " + page;
+    try {
+      // one per notebook: a second view of the same notebook replaces it, not adds one
+      note = new Notification(PREFIX.slice(0, -3), { body, tag: "clawnb " + page });
+    } catch (error) {
+      note = null; // some browsers allow notifications only from a service worker
+      return;
+    }
+    note.onclick = () => {
+      window.focus();
+      close();
+    };
+  };
+  const close = () => {
+    if (note) note.close();
+    note = null;
+  };
+  const onVisibility = () => {
+    if (!document.hidden) close(); // back on the tab: the card itself shows what waits
+  };
+  const offer = () => {
+    // asking needs a click of the person's own: a small button while a card waits, shown
+    // only until they decide (the browser remembers the answer), never a prompt of ours
+    if (!notifiable() || Notification.permission !== "default") return;
+    const button = document.createElement("button");
+    button.className = "jupyter-button clawnb-notify";
+    button.textContent = "\ud83d\udd14 Notify me when a card waits in a hidden tab";
+    button.title = "a browser notification when clawnb waits for you and this tab is hidden";
+    button.addEventListener("click", () => {
+      withdraw();
+      Promise.resolve(Notification.requestPermission()).catch(() => null);
+    });
+    el.replaceChildren(button);
+    el.style.display = "";
+  };
+  const withdraw = () => {
+    el.replaceChildren();
+    el.style.display = "none";
+  };
   const release = () => {
+    close();
+    withdraw();
+    document.removeEventListener("visibilitychange", onVisibility);
     if (timer !== null) clearInterval(timer);
     timer = null;
     if (observer) observer.disconnect();
@@ -72,6 +134,9 @@ function render({ model, el }) {
   const attend = () => {
     release();
     setTitle();
+    notify();
+    document.addEventListener("visibilitychange", onVisibility);
+    offer();
     const titleNode = document.querySelector("title");
     if (titleNode) {
       // JupyterLab rewrites the title when the current document changes: put it back

@@ -124,6 +124,9 @@ STYLE = (
     ".clawnb-s-waiting .clawnb-muted{color:var(--jp-content-font-color1,inherit)}"
     ".clawnb-change{font-weight:600}"
     ".clawnb-bar{flex-wrap:wrap;gap:4px;margin:4px 0}"
+    # the beacon's offer of browser notifications: wraps rather than truncates when narrow
+    ".clawnb-notify.jupyter-button{width:auto;max-width:100%;height:auto;white-space:normal;"
+    "overflow:visible;line-height:1.4;margin:4px 0;padding:4px 12px}"
     ".clawnb-bar .jupyter-button,.clawnb-question .jupyter-button{width:auto;"
     "min-width:max-content;overflow:visible;white-space:nowrap;margin:0;padding:0 12px}"
     ".clawnb-bar .clawnb-approve{border:2px solid var(--jp-success-color1,#388e3c);"

@@ -107,3 +107,155 @@ def test_a_notebook_saved_mid_run_reopens_readable(lab) -> None:
     assert "saved while the cell was running" in text
     assert "model not found" not in text and "Error displaying widget" not in text
     page.screenshot(path=str(lab.artifacts / f"{lab.prefix}-reopened.png"), full_page=True)
+
+
+# Watches the Web Notifications API from inside the page (the real one is still called) and
+# lets the test hide and show the tab: `document.hidden` is what the beacon reads.
+WATCH_NOTIFICATIONS = """(permission) => {
+    window.__notes = [];
+    window.__focused = 0;
+    window.__asked = 0;
+    const Real = window.Notification;
+    window.Notification = class extends Real {
+        constructor(title, options) {
+            super(title, options);
+            this.closedByPage = false;
+            window.__notes.push(this);
+        }
+        close() { this.closedByPage = true; super.close(); }
+    };
+    if (permission !== null) {  // a person who has not decided yet (headless answers "denied")
+        window.__permission = permission;
+        Object.defineProperty(window.Notification, 'permission',
+                              {configurable: true, get: () => window.__permission});
+        window.Notification.requestPermission = () => {
+            window.__asked += 1;
+            window.__permission = 'granted';
+            return Promise.resolve('granted');
+        };
+    }
+    const focus = window.focus.bind(window);
+    window.focus = () => { window.__focused += 1; focus(); };
+    window.__hidden = false;
+    Object.defineProperty(document, 'hidden', {configurable: true, get: () => window.__hidden});
+    window.__setHidden = (hidden) => {
+        window.__hidden = hidden;
+        document.dispatchEvent(new Event('visibilitychange'));
+        return true;
+    };
+    return true;
+}"""
+
+
+def _three_writes(workdir) -> None:
+    turns = [
+        {
+            "text": f"Writing {name}.",
+            "tool_calls": [
+                {
+                    "id": name,
+                    "name": "write",
+                    "arguments": {"path": f"{name}.txt", "content": "x\n"},
+                }
+            ],
+        }
+        for name in ("one", "two", "three")
+    ]
+    turns.append({"text": "All three written."})
+    (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
+
+
+def _waiting_on(lab, name: str) -> None:
+    """Wait until the card writing ``name``.txt waits, has the focus (keys answer it) and
+    the tab title says so."""
+    lab.page.wait_for_function(
+        """([name, prefix]) => [...document.querySelectorAll('.clawnb-card.clawnb-s-waiting')]
+               .some((c) => c.textContent.includes(name + '.txt')
+                            && document.activeElement === c)
+               && document.title.startsWith(prefix)""",
+        arg=[name, TITLE_PREFIX],
+        timeout=20_000,
+    )
+
+
+def test_a_card_waiting_in_a_hidden_tab_notifies_once_and_the_click_focuses_the_tab(
+    lab,
+) -> None:
+    workdir = lab.server.root / "notify"
+    workdir.mkdir()
+    _three_writes(workdir)
+    cells = ["%load_ext clawnb", "%%claw --model scripted:script.jsonl\nWrite three files."]
+    lab.page.context.grant_permissions(["notifications"])
+    lab.open(lab.server.write_notebook("notify.ipynb", cells, directory=workdir))
+    assert lab.page.evaluate(WATCH_NOTIFICATIONS, None) is True
+    lab.page.evaluate("() => window.__setHidden(true)")
+    lab.run_all()
+
+    # hidden tab, permission granted: one notification for the waiting card
+    _waiting_on(lab, "one")
+    lab.page.wait_for_function("() => window.__notes.length >= 1", timeout=10_000)
+    note = lab.page.evaluate(
+        "() => ({title: __notes[0].title, body: __notes[0].body, count: __notes.length})"
+    )
+    assert note["count"] == 1
+    assert note["title"] == TITLE_PREFIX
+    assert note["body"].startswith("A tool call waits for your approval")
+    assert "notify.ipynb" in note["body"]
+    # clicking it brings the tab forward and closes it
+    lab.page.evaluate("() => __notes[0].dispatchEvent(new Event('click'))")
+    assert lab.page.evaluate("() => [__focused, __notes[0].closedByPage]") == [1, True]
+    assert lab.page.locator(".clawnb-notify").count() == 0  # granted: nothing to offer
+
+    # the next card, still hidden: its own notification, closed when the tab is shown
+    lab.page.keyboard.press("a")
+    _waiting_on(lab, "two")
+    lab.page.wait_for_function("() => window.__notes.length >= 2", timeout=10_000)
+    lab.page.evaluate("() => window.__setHidden(false)")
+    assert lab.page.evaluate("() => [__notes.length, __notes[1].closedByPage]") == [2, True]
+
+    # a card that waits while the tab is in view: no notification
+    lab.page.keyboard.press("a")
+    _waiting_on(lab, "three")
+    assert lab.page.evaluate("() => __notes.length") == 2
+    lab.page.keyboard.press("a")
+    lab.wait_output(1, r"All three written\.")
+    assert sorted(p.name for p in workdir.glob("*.txt")) == ["one.txt", "three.txt", "two.txt"]
+
+
+def test_notifications_are_offered_on_a_click_of_the_persons_own_never_asked_unprompted(
+    lab,
+) -> None:
+    workdir = lab.server.root / "offer"
+    workdir.mkdir()
+    _three_writes(workdir)
+    cells = ["%load_ext clawnb", "%%claw --model scripted:script.jsonl\nWrite three files."]
+    lab.open(lab.server.write_notebook("offer.ipynb", cells, directory=workdir))
+    assert lab.page.evaluate(WATCH_NOTIFICATIONS, "default") is True
+    lab.page.set_viewport_size({"width": 560, "height": 900})
+    lab.run_all()
+
+    _waiting_on(lab, "one")
+    offer = lab.cell(1).locator("button.clawnb-notify")
+    offer.wait_for(state="visible")
+    assert lab.page.evaluate("() => __asked") == 0  # shown, not asked
+    # at 560 px the offer wraps instead of being cut short
+    assert offer.evaluate("(b) => b.scrollWidth <= b.clientWidth")
+    lab.shot("notification-offer")
+    for dark in (False, True):  # readable in both themes (axe-core's colour-contrast rule)
+        lab.set_theme(dark)
+        result = lab.contrast(".clawnb-cell .clawnb-notify")
+        assert result["violations"] == [] and result["passes"] >= 1, result
+    lab.set_theme(False)
+    offer.click()
+    assert lab.page.evaluate("() => __asked") == 1
+    assert lab.page.locator("button.clawnb-notify").count() == 0
+
+    # decided: the next card offers nothing
+    lab.cell(1).locator(".clawnb-s-waiting button.clawnb-approve").click()
+    _waiting_on(lab, "two")
+    assert lab.page.locator("button.clawnb-notify").count() == 0
+    assert lab.page.evaluate("() => __asked") == 1
+    lab.page.keyboard.press("a")
+    _waiting_on(lab, "three")
+    lab.page.keyboard.press("a")
+    lab.wait_output(1, r"All three written\.")
