@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from pathlib import Path
 from typing import Any
 
 from ..types import AssistantTurn, Message, StopReason, ToolCall, ToolDefinition
@@ -20,6 +21,32 @@ def tool_turn(*calls: tuple[str, str, Any], text: str | None = None) -> Assistan
         tool_calls=[ToolCall(id, name, args) for id, name, args in calls],
         stop_reason=StopReason.TOOL_USE,
     )
+
+
+# The calls a scripted model makes, for :func:`tool_turn`: ``(id, tool name, arguments)``.
+Call = tuple[str, str, dict[str, str]]
+
+
+def read_call(id: str, path: Path | str) -> Call:
+    return (id, "read", {"path": str(path)})
+
+
+def write_call(id: str, path: Path | str, content: str) -> Call:
+    return (id, "write", {"path": str(path), "content": content})
+
+
+def edit_call(id: str, path: Path | str, old: str, new: str) -> Call:
+    return (id, "edit", {"path": str(path), "old_string": old, "new_string": new})
+
+
+def bash_call(id: str, command: str) -> Call:
+    return (id, "bash", {"command": command})
+
+
+def file_with(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` and return the path: the file a test starts from."""
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 async def error_of(awaitable: Awaitable[Any]) -> Exception | None:

@@ -3,31 +3,27 @@
 from __future__ import annotations
 
 from ..types import Message
-from ._helpers import kinds, raises, text_turn, tool_turn
+from ._helpers import file_with, kinds, raises, read_call, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("simple_agent", "SimpleAgent", chapters=["ch03", "ch07"])
 
 
-def _agent(impl, responses):
-    return impl.SimpleAgent(impl.MockProvider(responses)).tool(impl.ReadTool())
+def _agent(impl, *responses):
+    """An agent with the read tool whose model answers with ``responses``, in order."""
+    return impl.SimpleAgent(impl.MockProvider(list(responses))).tool(impl.ReadTool())
 
 
 @suite.test
 async def test_simple_agent_text_response(impl, tmp):
-    assert await _agent(impl, [text_turn("Hello!")]).run("Hi") == "Hello!"
+    assert await _agent(impl, text_turn("Hello!")).run("Hi") == "Hello!"
 
 
 @suite.test
 async def test_simple_agent_single_tool_call(impl, tmp):
-    f = tmp / "test.txt"
-    f.write_text("file content")
+    f = file_with(tmp / "test.txt", "file content")
     agent = _agent(
-        impl,
-        [
-            tool_turn(("call_1", "read", {"path": str(f)})),
-            text_turn("The file contains: file content"),
-        ],
+        impl, tool_turn(read_call("call_1", f)), text_turn("The file contains: file content")
     )
     assert await agent.run("Read test.txt") == "The file contains: file content"
 
@@ -43,109 +39,72 @@ async def test_simple_agent_unknown_tool(impl, tmp):
 
 @suite.test
 async def test_simple_agent_multi_step_loop(impl, tmp):
-    (tmp / "a.txt").write_text("first")
-    (tmp / "b.txt").write_text("second")
+    a = file_with(tmp / "a.txt", "first")
+    b = file_with(tmp / "b.txt", "second")
     agent = _agent(
         impl,
-        [
-            tool_turn(("call_1", "read", {"path": str(tmp / "a.txt")})),
-            tool_turn(("call_2", "read", {"path": str(tmp / "b.txt")})),
-            text_turn("Done reading twice"),
-        ],
+        tool_turn(read_call("call_1", a)),
+        tool_turn(read_call("call_2", b)),
+        text_turn("Done reading twice"),
     )
     assert await agent.run("Read both, one at a time") == "Done reading twice"
 
 
 @suite.test
 async def test_simple_agent_empty_response(impl, tmp):
-    assert await _agent(impl, [text_turn(None)]).run("Hi") == ""
+    assert await _agent(impl, text_turn(None)).run("Hi") == ""
 
 
 @suite.test
 async def test_simple_agent_builder_chain(impl, tmp):
-    agent = (
-        impl.SimpleAgent(impl.MockProvider([text_turn("ok")]))
-        .tool(impl.ReadTool())
-        .tool(impl.ReadTool())
-    )
+    agent = _agent(impl, text_turn("ok")).tool(impl.ReadTool())
     assert await agent.run("Hi") == "ok"
 
 
 @suite.test
 async def test_simple_agent_three_step_loop(impl, tmp):
-    f = tmp / "f.txt"
-    f.write_text("data")
-    call = ("read", {"path": str(f)})
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("call_1", *call)),
-            tool_turn(("call_2", *call)),
-            tool_turn(("call_3", *call)),
-            text_turn("Read three times"),
-        ],
-    )
+    f = file_with(tmp / "f.txt", "data")
+    reads = [tool_turn(read_call(f"call_{n}", f)) for n in (1, 2, 3)]
+    agent = _agent(impl, *reads, text_turn("Read three times"))
     assert await agent.run("Read thrice") == "Read three times"
 
 
 @suite.test
 async def test_simple_agent_provider_error(impl, tmp):
-    assert await raises(_agent(impl, []).run("Hi"))
+    assert await raises(_agent(impl).run("Hi"))
 
 
 @suite.test
 async def test_simple_agent_tool_error_propagates(impl, tmp):
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("call_1", "read", {"path": str(tmp / "missing.txt")})),
-            text_turn("File not found"),
-        ],
-    )
+    missing = tmp / "missing.txt"
+    agent = _agent(impl, tool_turn(read_call("call_1", missing)), text_turn("File not found"))
     assert await agent.run("Read missing") == "File not found"
 
 
 @suite.test
 async def test_simple_agent_multiple_tool_calls_single_turn(impl, tmp):
-    (tmp / "a.txt").write_text("A")
-    (tmp / "b.txt").write_text("B")
+    a = file_with(tmp / "a.txt", "A")
+    b = file_with(tmp / "b.txt", "B")
     agent = _agent(
-        impl,
-        [
-            tool_turn(
-                ("call_1", "read", {"path": str(tmp / "a.txt")}),
-                ("call_2", "read", {"path": str(tmp / "b.txt")}),
-            ),
-            text_turn("Read both"),
-        ],
+        impl, tool_turn(read_call("call_1", a), read_call("call_2", b)), text_turn("Read both")
     )
     assert await agent.run("Read a and b") == "Read both"
 
 
 @suite.test
 async def test_simple_agent_unknown_among_known(impl, tmp):
-    f = tmp / "f.txt"
-    f.write_text("x")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("call_1", "read", {"path": str(f)}), ("call_2", "bogus", {})),
-            text_turn("handled"),
-        ],
-    )
-    assert await agent.run("Mixed") == "handled"
+    f = file_with(tmp / "f.txt", "x")
+    both = tool_turn(read_call("call_1", f), ("call_2", "bogus", {}))
+    assert await _agent(impl, both, text_turn("handled")).run("Mixed") == "handled"
 
 
 @suite.test
 async def test_simple_agent_text_in_tool_use_turn(impl, tmp):
-    f = tmp / "f.txt"
-    f.write_text("data")
+    f = file_with(tmp / "f.txt", "data")
     agent = _agent(
         impl,
-        [
-            tool_turn(("call_1", "read", {"path": str(f)}), text="Let me check the file."),
-            text_turn("The file contains: data"),
-        ],
+        tool_turn(read_call("call_1", f), text="Let me check the file."),
+        text_turn("The file contains: data"),
     )
     assert await agent.run("What's in f?") == "The file contains: data"
 

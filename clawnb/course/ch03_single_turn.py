@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..types import ToolDefinition, ToolSet
-from ._helpers import Recorder, kinds, raises, text_turn, tool_turn
+from ._helpers import Recorder, file_with, kinds, raises, read_call, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("single_turn", "single_turn", chapters=["ch03", "ch07"])
@@ -13,82 +13,58 @@ def _tools(impl) -> ToolSet:
     return ToolSet().with_(impl.ReadTool())
 
 
+async def _answer(impl, prompt, *responses):
+    """What ``single_turn`` returns for ``prompt`` with the read tool, when the model answers
+    with ``responses`` in order."""
+    return await impl.single_turn(impl.MockProvider(list(responses)), _tools(impl), prompt)
+
+
 @suite.test
 async def test_single_turn_direct_response(impl, tmp):
-    provider = impl.MockProvider([text_turn("Hello!")])
-    assert await impl.single_turn(provider, _tools(impl), "Hi") == "Hello!"
+    assert await _answer(impl, "Hi", text_turn("Hello!")) == "Hello!"
 
 
 @suite.test
 async def test_single_turn_one_tool_call(impl, tmp):
-    f = tmp / "test.txt"
-    f.write_text("file content")
-    provider = impl.MockProvider(
-        [
-            tool_turn(("call_1", "read", {"path": str(f)})),
-            text_turn("The file contains: file content"),
-        ]
-    )
-    result = await impl.single_turn(provider, _tools(impl), "Read test.txt")
+    f = file_with(tmp / "test.txt", "file content")
+    final = text_turn("The file contains: file content")
+    result = await _answer(impl, "Read test.txt", tool_turn(read_call("call_1", f)), final)
     assert result == "The file contains: file content"
 
 
 @suite.test
 async def test_single_turn_unknown_tool(impl, tmp):
-    provider = impl.MockProvider(
-        [
-            tool_turn(("call_1", "nonexistent", {})),
-            text_turn("Sorry, that tool doesn't exist."),
-        ]
-    )
-    result = await impl.single_turn(provider, _tools(impl), "Use a fake tool")
-    assert result == "Sorry, that tool doesn't exist."
+    fake = tool_turn(("call_1", "nonexistent", {}))
+    sorry = text_turn("Sorry, that tool doesn't exist.")
+    assert await _answer(impl, "Use a fake tool", fake, sorry) == "Sorry, that tool doesn't exist."
 
 
 @suite.test
 async def test_single_turn_empty_text_response(impl, tmp):
-    provider = impl.MockProvider([text_turn(None)])
-    assert await impl.single_turn(provider, _tools(impl), "Hi") == ""
+    assert await _answer(impl, "Hi", text_turn(None)) == ""
 
 
 @suite.test
 async def test_single_turn_tool_call_with_text(impl, tmp):
-    f = tmp / "data.txt"
-    f.write_text("data")
-    provider = impl.MockProvider(
-        [
-            tool_turn(("call_1", "read", {"path": str(f)}), text="Let me read that."),
-            text_turn("The data is: data"),
-        ]
-    )
-    assert await impl.single_turn(provider, _tools(impl), "Read it") == "The data is: data"
+    f = file_with(tmp / "data.txt", "data")
+    turn = tool_turn(read_call("call_1", f), text="Let me read that.")
+    result = await _answer(impl, "Read it", turn, text_turn("The data is: data"))
+    assert result == "The data is: data"
 
 
 @suite.test
 async def test_single_turn_multiple_tool_calls_one_round(impl, tmp):
-    (tmp / "a.txt").write_text("alpha")
-    (tmp / "b.txt").write_text("beta")
-    provider = impl.MockProvider(
-        [
-            tool_turn(
-                ("call_1", "read", {"path": str(tmp / "a.txt")}),
-                ("call_2", "read", {"path": str(tmp / "b.txt")}),
-            ),
-            text_turn("Both read"),
-        ]
-    )
-    assert await impl.single_turn(provider, _tools(impl), "Read both") == "Both read"
+    a = file_with(tmp / "a.txt", "alpha")
+    b = file_with(tmp / "b.txt", "beta")
+    both = tool_turn(read_call("call_1", a), read_call("call_2", b))
+    assert await _answer(impl, "Read both", both, text_turn("Both read")) == "Both read"
 
 
 @suite.test
 async def test_single_turn_tool_error_propagates(impl, tmp):
-    provider = impl.MockProvider(
-        [
-            tool_turn(("call_1", "read", {"path": str(tmp / "missing.txt")})),
-            text_turn("File not found"),
-        ]
-    )
-    assert await impl.single_turn(provider, _tools(impl), "Read missing") == "File not found"
+    missing = tool_turn(read_call("call_1", tmp / "missing.txt"))
+    result = await _answer(impl, "Read missing", missing, text_turn("File not found"))
+    assert result == "File not found"
 
 
 @suite.test
@@ -100,47 +76,32 @@ async def test_single_turn_no_tools_registered(impl, tmp):
 
 @suite.test
 async def test_single_turn_provider_error_propagates(impl, tmp):
-    provider = impl.MockProvider([])
-    assert await raises(impl.single_turn(provider, _tools(impl), "Hi"))
+    assert await raises(_answer(impl, "Hi"))
 
 
 @suite.test
 async def test_single_turn_final_response_none_text(impl, tmp):
-    f = tmp / "f.txt"
-    f.write_text("x")
-    provider = impl.MockProvider([tool_turn(("call_1", "read", {"path": str(f)})), text_turn(None)])
-    assert await impl.single_turn(provider, _tools(impl), "Read") == ""
+    f = file_with(tmp / "f.txt", "x")
+    assert await _answer(impl, "Read", tool_turn(read_call("call_1", f)), text_turn(None)) == ""
 
 
 @suite.test
 async def test_single_turn_tool_call_missing_arg(impl, tmp):
-    provider = impl.MockProvider(
-        [tool_turn(("call_1", "read", {})), text_turn("Missing path argument")]
-    )
-    result = await impl.single_turn(provider, _tools(impl), "Read nothing")
+    no_path = tool_turn(("call_1", "read", {}))
+    result = await _answer(impl, "Read nothing", no_path, text_turn("Missing path argument"))
     assert result == "Missing path argument"
 
 
 @suite.test
 async def test_single_turn_mixed_known_and_unknown_tools(impl, tmp):
-    f = tmp / "known.txt"
-    f.write_text("known")
-    provider = impl.MockProvider(
-        [
-            tool_turn(
-                ("call_1", "read", {"path": str(f)}),
-                ("call_2", "unknown_tool", {}),
-            ),
-            text_turn("done"),
-        ]
-    )
-    assert await impl.single_turn(provider, _tools(impl), "Mixed") == "done"
+    f = file_with(tmp / "known.txt", "known")
+    mixed = tool_turn(read_call("call_1", f), ("call_2", "unknown_tool", {}))
+    assert await _answer(impl, "Mixed", mixed, text_turn("done")) == "done"
 
 
 @suite.test
 async def test_single_turn_long_prompt(impl, tmp):
-    provider = impl.MockProvider([text_turn("Got it")])
-    assert await impl.single_turn(provider, _tools(impl), "x" * 10_000) == "Got it"
+    assert await _answer(impl, "x" * 10_000, text_turn("Got it")) == "Got it"
 
 
 class _EchoTool:
@@ -165,8 +126,7 @@ async def test_single_turn_multiple_tools_available(impl, tmp):
 @suite.test
 async def test_single_turn_sends_a_valid_history(impl, tmp):
     # Not in the book: the second request must carry the turn, then its results, in order.
-    f = tmp / "a.txt"
-    f.write_text("alpha")
-    provider = Recorder([tool_turn(("c1", "read", {"path": str(f)})), text_turn("done")])
+    f = file_with(tmp / "a.txt", "alpha")
+    provider = Recorder([tool_turn(read_call("c1", f)), text_turn("done")])
     assert await impl.single_turn(provider, _tools(impl), "Read a.txt") == "done"
     assert kinds(provider.sent[1]) == ["User", "Assistant", "ToolResult"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._helpers import raises
+from ._helpers import file_with, raises
 from ._suite import Suite
 
 suite = Suite("edit", "EditTool", chapters=["ch09"])
@@ -10,6 +10,13 @@ suite = Suite("edit", "EditTool", chapters=["ch09"])
 
 def _edit(impl, path, old, new):
     return impl.EditTool().call({"path": str(path), "old_string": old, "new_string": new})
+
+
+async def _edited(impl, tmp, before, old, new):
+    """The file's text after editing ``old`` into ``new`` in a file that held ``before``."""
+    path = file_with(tmp / "edit.txt", before)
+    await _edit(impl, path, old, new)
+    return path.read_text()
 
 
 @suite.test
@@ -21,23 +28,18 @@ def test_edit_definition(impl, tmp):
 
 @suite.test
 async def test_edit_replaces_string(impl, tmp):
-    path = tmp / "edit.txt"
-    path.write_text("hello world")
-    await _edit(impl, path, "hello", "goodbye")
-    assert path.read_text() == "goodbye world"
+    assert await _edited(impl, tmp, "hello world", "hello", "goodbye") == "goodbye world"
 
 
 @suite.test
 async def test_edit_not_found(impl, tmp):
-    path = tmp / "edit.txt"
-    path.write_text("hello world")
+    path = file_with(tmp / "edit.txt", "hello world")
     assert await raises(_edit(impl, path, "missing", "replacement"))
 
 
 @suite.test
 async def test_edit_not_unique(impl, tmp):
-    path = tmp / "edit.txt"
-    path.write_text("aaa")
+    path = file_with(tmp / "edit.txt", "aaa")
     assert await raises(_edit(impl, path, "a", "b"))
 
 
@@ -55,8 +57,7 @@ def test_edit_definition_required_params(impl, tmp):
 
 @suite.test
 async def test_edit_returns_confirmation(impl, tmp):
-    path = tmp / "confirm.txt"
-    path.write_text("foo bar")
+    path = file_with(tmp / "confirm.txt", "foo bar")
     result = await _edit(impl, path, "foo", "baz")
     assert "edited" in result
     assert str(path) in result
@@ -69,49 +70,36 @@ async def test_edit_missing_file(impl, tmp):
 
 @suite.test
 async def test_edit_replace_with_empty(impl, tmp):
-    path = tmp / "del.txt"
-    path.write_text("remove this part")
-    await _edit(impl, path, " this part", "")
-    assert path.read_text() == "remove"
+    assert await _edited(impl, tmp, "remove this part", " this part", "") == "remove"
 
 
 @suite.test
 async def test_edit_replace_with_longer(impl, tmp):
-    path = tmp / "grow.txt"
-    path.write_text("short")
-    await _edit(impl, path, "short", "a much longer replacement string")
-    assert path.read_text() == "a much longer replacement string"
+    longer = "a much longer replacement string"
+    assert await _edited(impl, tmp, "short", "short", longer) == longer
 
 
 @suite.test
 async def test_edit_multiline_replacement(impl, tmp):
-    path = tmp / "multi.txt"
-    path.write_text("line1\nline2\nline3")
-    await _edit(impl, path, "line2", "replaced2\nextra_line")
-    assert path.read_text() == "line1\nreplaced2\nextra_line\nline3"
+    after = await _edited(impl, tmp, "line1\nline2\nline3", "line2", "replaced2\nextra_line")
+    assert after == "line1\nreplaced2\nextra_line\nline3"
 
 
 @suite.test
 async def test_edit_missing_old_string_arg(impl, tmp):
-    path = tmp / "edit.txt"
-    path.write_text("content")
-    call = impl.EditTool().call({"path": str(path), "new_string": "replacement"})
-    assert await raises(call)
+    path = file_with(tmp / "edit.txt", "content")
+    assert await raises(impl.EditTool().call({"path": str(path), "new_string": "replacement"}))
 
 
 @suite.test
 async def test_edit_missing_new_string_arg(impl, tmp):
-    path = tmp / "edit.txt"
-    path.write_text("content")
+    path = file_with(tmp / "edit.txt", "content")
     assert await raises(impl.EditTool().call({"path": str(path), "old_string": "content"}))
 
 
 @suite.test
 async def test_edit_preserves_rest_of_file(impl, tmp):
-    path = tmp / "preserve.txt"
-    path.write_text("header\ntarget_line\nfooter")
-    await _edit(impl, path, "target_line", "replaced_line")
-    content = path.read_text()
-    assert content.startswith("header\n")
-    assert "replaced_line" in content
-    assert content.endswith("\nfooter")
+    after = await _edited(impl, tmp, "header\ntarget_line\nfooter", "target_line", "replaced_line")
+    assert after.startswith("header\n")
+    assert "replaced_line" in after
+    assert after.endswith("\nfooter")

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from ._helpers import raises
+from ._helpers import file_with, raises
 from ._suite import Suite
 
 suite = Suite("write", "WriteTool", chapters=["ch09"])
+
+
+def _write(impl, path, content):
+    return impl.WriteTool().call({"path": str(path), "content": content})
+
+
+async def _written(impl, path, content):
+    """What the file at ``path`` holds after writing ``content`` to it."""
+    await _write(impl, path, content)
+    return path.read_text()
 
 
 @suite.test
@@ -17,16 +27,12 @@ def test_write_definition(impl, tmp):
 
 @suite.test
 async def test_write_creates_file(impl, tmp):
-    path = tmp / "out.txt"
-    await impl.WriteTool().call({"path": str(path), "content": "hello"})
-    assert path.read_text() == "hello"
+    assert await _written(impl, tmp / "out.txt", "hello") == "hello"
 
 
 @suite.test
 async def test_write_creates_dirs(impl, tmp):
-    path = tmp / "a" / "b" / "c" / "out.txt"
-    await impl.WriteTool().call({"path": str(path), "content": "deep"})
-    assert path.read_text() == "deep"
+    assert await _written(impl, tmp / "a" / "b" / "c" / "out.txt", "deep") == "deep"
 
 
 @suite.test
@@ -48,23 +54,19 @@ def test_write_definition_required_params(impl, tmp):
 
 @suite.test
 async def test_write_overwrites_existing(impl, tmp):
-    path = tmp / "overwrite.txt"
-    path.write_text("old content")
-    await impl.WriteTool().call({"path": str(path), "content": "new content"})
-    assert path.read_text() == "new content"
+    path = file_with(tmp / "overwrite.txt", "old content")
+    assert await _written(impl, path, "new content") == "new content"
 
 
 @suite.test
 async def test_write_empty_content(impl, tmp):
-    path = tmp / "empty.txt"
-    await impl.WriteTool().call({"path": str(path), "content": ""})
-    assert path.read_text() == ""
+    assert await _written(impl, tmp / "empty.txt", "") == ""
 
 
 @suite.test
 async def test_write_returns_confirmation(impl, tmp):
     path = tmp / "confirm.txt"
-    result = await impl.WriteTool().call({"path": str(path), "content": "data"})
+    result = await _write(impl, path, "data")
     assert "wrote" in result
     assert str(path) in result
 
@@ -76,6 +78,5 @@ async def test_write_missing_path(impl, tmp):
 
 @suite.test
 async def test_write_multiline_content(impl, tmp):
-    path = tmp / "multi.txt"
-    await impl.WriteTool().call({"path": str(path), "content": "line1\nline2\nline3"})
-    assert path.read_text() == "line1\nline2\nline3"
+    content = "line1\nline2\nline3"
+    assert await _written(impl, tmp / "multi.txt", content) == content

@@ -6,15 +6,24 @@ Real tools, real side effects, driven by a scripted MockProvider; the last three
 from __future__ import annotations
 
 from ..types import Message
-from ._helpers import text_turn, tool_turn
+from ._helpers import (
+    bash_call,
+    edit_call,
+    file_with,
+    read_call,
+    text_turn,
+    tool_turn,
+    write_call,
+)
 from ._suite import Suite
 
 suite = Suite("multi_tool", "Tool registry integration", chapters=["ch12"])
 
 
-def _agent(impl, responses):
+def _agent(impl, *responses):
+    """An agent with the four file and shell tools whose model answers with ``responses``."""
     return (
-        impl.SimpleAgent(impl.MockProvider(responses))
+        impl.SimpleAgent(impl.MockProvider(list(responses)))
         .tool(impl.ReadTool())
         .tool(impl.WriteTool())
         .tool(impl.EditTool())
@@ -22,118 +31,81 @@ def _agent(impl, responses):
     )
 
 
+def _step_by_step(impl, *calls, answer):
+    """``_agent`` whose model makes ``calls`` one per turn, in order, then says ``answer``."""
+    return _agent(impl, *(tool_turn(call) for call in calls), text_turn(answer))
+
+
+async def _run(impl, prompt, *calls, answer):
+    """The reply to ``prompt`` of a ``_step_by_step`` agent."""
+    return await _step_by_step(impl, *calls, answer=answer).run(prompt)
+
+
 @suite.test
 async def test_multi_tool_write_and_read_flow(impl, tmp):
-    path = str(tmp / "test.txt")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "write", {"path": path, "content": "Hello from agent!"})),
-            tool_turn(("c2", "read", {"path": path})),
-            text_turn("The file says: Hello from agent!"),
-        ],
-    )
-    result = await agent.run("write and read a file")
+    path = tmp / "test.txt"
+    calls = [write_call("c1", path, "Hello from agent!"), read_call("c2", path)]
+    answer = "The file says: Hello from agent!"
+    result = await _run(impl, "write and read a file", *calls, answer=answer)
     assert "Hello from agent!" in result
-    assert (tmp / "test.txt").read_text() == "Hello from agent!"
+    assert path.read_text() == "Hello from agent!"
 
 
 @suite.test
 async def test_multi_tool_edit_flow(impl, tmp):
-    f = tmp / "edit.txt"
-    f.write_text("Hello World")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(
-                ("c1", "edit", {"path": str(f), "old_string": "World", "new_string": "Rust"})
-            ),
-            tool_turn(("c2", "read", {"path": str(f)})),
-            text_turn("Changed it to Hello Rust"),
-        ],
-    )
-    await agent.run("edit the file")
+    f = file_with(tmp / "edit.txt", "Hello World")
+    calls = [edit_call("c1", f, "World", "Rust"), read_call("c2", f)]
+    await _run(impl, "edit the file", *calls, answer="Changed it to Hello Rust")
     assert f.read_text() == "Hello Rust"
 
 
 @suite.test
 async def test_multi_tool_bash_then_report(impl, tmp):
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "bash", {"command": "echo hello-from-bash"})),
-            text_turn("The command printed: hello-from-bash"),
-        ],
-    )
-    assert "hello-from-bash" in await agent.run("run a command")
+    call = bash_call("c1", "echo hello-from-bash")
+    answer = "The command printed: hello-from-bash"
+    assert "hello-from-bash" in await _run(impl, "run a command", call, answer=answer)
 
 
 @suite.test
 async def test_multi_tool_write_edit_read_flow(impl, tmp):
-    path = str(tmp / "flow.txt")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "write", {"path": path, "content": "first version"})),
-            tool_turn(
-                ("c2", "edit", {"path": path, "old_string": "first", "new_string": "second"})
-            ),
-            tool_turn(("c3", "read", {"path": path})),
-            text_turn("Now it says: second version"),
-        ],
-    )
-    await agent.run("write, edit, read")
-    assert (tmp / "flow.txt").read_text() == "second version"
+    path = tmp / "flow.txt"
+    calls = [
+        write_call("c1", path, "first version"),
+        edit_call("c2", path, "first", "second"),
+        read_call("c3", path),
+    ]
+    await _run(impl, "write, edit, read", *calls, answer="Now it says: second version")
+    assert path.read_text() == "second version"
 
 
 @suite.test
 async def test_multi_tool_all_four_tools(impl, tmp):
-    path = str(tmp / "all.txt")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "bash", {"command": f"echo checking {tmp}"})),
-            tool_turn(("c2", "write", {"path": path, "content": "original content"})),
-            tool_turn(
-                ("c3", "edit", {"path": path, "old_string": "original", "new_string": "modified"})
-            ),
-            tool_turn(("c4", "read", {"path": path})),
-            text_turn("All four tools used."),
-        ],
-    )
-    assert await agent.run("use every tool") == "All four tools used."
-    assert (tmp / "all.txt").read_text() == "modified content"
+    path = tmp / "all.txt"
+    calls = [
+        bash_call("c1", f"echo checking {tmp}"),
+        write_call("c2", path, "original content"),
+        edit_call("c3", path, "original", "modified"),
+        read_call("c4", path),
+    ]
+    answer = "All four tools used."
+    assert await _run(impl, "use every tool", *calls, answer=answer) == answer
+    assert path.read_text() == "modified content"
 
 
 @suite.test
 async def test_multi_tool_multiple_writes(impl, tmp):
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "write", {"path": str(tmp / "a.txt"), "content": "file A"})),
-            tool_turn(("c2", "write", {"path": str(tmp / "b.txt"), "content": "file B"})),
-            text_turn("Wrote both files."),
-        ],
-    )
-    await agent.run("write two files")
+    calls = [write_call("c1", tmp / "a.txt", "file A"), write_call("c2", tmp / "b.txt", "file B")]
+    await _run(impl, "write two files", *calls, answer="Wrote both files.")
     assert (tmp / "a.txt").read_text() == "file A"
     assert (tmp / "b.txt").read_text() == "file B"
 
 
 @suite.test
 async def test_multi_tool_read_multiple_files(impl, tmp):
-    (tmp / "one.txt").write_text("alpha")
-    (tmp / "two.txt").write_text("beta")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(
-                ("c1", "read", {"path": str(tmp / "one.txt")}),
-                ("c2", "read", {"path": str(tmp / "two.txt")}),
-            ),
-            text_turn("The files contain alpha and beta."),
-        ],
-    )
+    one = file_with(tmp / "one.txt", "alpha")
+    two = file_with(tmp / "two.txt", "beta")
+    both = tool_turn(read_call("c1", one), read_call("c2", two))
+    agent = _agent(impl, both, text_turn("The files contain alpha and beta."))
     result = await agent.run("read both files")
     assert "alpha" in result
     assert "beta" in result
@@ -142,85 +114,54 @@ async def test_multi_tool_read_multiple_files(impl, tmp):
 @suite.test
 async def test_multi_tool_bash_and_write(impl, tmp):
     path = tmp / "bash_out.txt"
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "bash", {"command": f"echo file-data > '{path}'"})),
-            tool_turn(("c2", "read", {"path": str(path)})),
-            text_turn("The shell wrote file-data."),
-        ],
-    )
-    await agent.run("write a file with the shell")
+    calls = [bash_call("c1", f"echo file-data > '{path}'"), read_call("c2", path)]
+    await _run(impl, "write a file with the shell", *calls, answer="The shell wrote file-data.")
     assert path.read_text() == "file-data\n"
 
 
 @suite.test
 async def test_multi_tool_edit_twice(impl, tmp):
-    f = tmp / "twice.txt"
-    f.write_text("aaa bbb ccc")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "edit", {"path": str(f), "old_string": "aaa", "new_string": "xxx"})),
-            tool_turn(("c2", "edit", {"path": str(f), "old_string": "ccc", "new_string": "zzz"})),
-            text_turn("Edited twice."),
-        ],
-    )
-    await agent.run("edit two words")
+    f = file_with(tmp / "twice.txt", "aaa bbb ccc")
+    calls = [edit_call("c1", f, "aaa", "xxx"), edit_call("c2", f, "ccc", "zzz")]
+    await _run(impl, "edit two words", *calls, answer="Edited twice.")
     assert f.read_text() == "xxx bbb zzz"
 
 
 @suite.test
 async def test_multi_tool_write_nested_dirs_then_read(impl, tmp):
     path = tmp / "deep" / "nested" / "dir" / "file.txt"
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "write", {"path": str(path), "content": "nested content"})),
-            tool_turn(("c2", "read", {"path": str(path)})),
-            text_turn("Read the nested file: nested content"),
-        ],
-    )
-    assert "nested content" in await agent.run("write deep, read back")
+    calls = [write_call("c1", path, "nested content"), read_call("c2", path)]
+    answer = "Read the nested file: nested content"
+    assert "nested content" in await _run(impl, "write deep, read back", *calls, answer=answer)
     assert path.read_text() == "nested content"
 
 
 @suite.test
 async def test_multi_tool_five_step_conversation(impl, tmp):
-    path = str(tmp / "steps.txt")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "bash", {"command": "echo starting"})),
-            tool_turn(("c2", "write", {"path": path, "content": "draft"})),
-            tool_turn(("c3", "read", {"path": path})),
-            tool_turn(("c4", "edit", {"path": path, "old_string": "draft", "new_string": "final"})),
-            tool_turn(("c5", "read", {"path": path})),
-            text_turn("Finished in five steps."),
-        ],
-    )
-    assert await agent.run("take five steps") == "Finished in five steps."
-    assert (tmp / "steps.txt").read_text() == "final"
+    path = tmp / "steps.txt"
+    calls = [
+        bash_call("c1", "echo starting"),
+        write_call("c2", path, "draft"),
+        read_call("c3", path),
+        edit_call("c4", path, "draft", "final"),
+        read_call("c5", path),
+    ]
+    answer = "Finished in five steps."
+    assert await _run(impl, "take five steps", *calls, answer=answer) == answer
+    assert path.read_text() == "final"
 
 
 @suite.test
 async def test_multi_tool_overwrite_file(impl, tmp):
-    path = str(tmp / "over.txt")
-    agent = _agent(
-        impl,
-        [
-            tool_turn(("c1", "write", {"path": path, "content": "version 1"})),
-            tool_turn(("c2", "write", {"path": path, "content": "version 2"})),
-            text_turn("Overwritten."),
-        ],
-    )
-    await agent.run("write twice")
-    assert (tmp / "over.txt").read_text() == "version 2"
+    path = tmp / "over.txt"
+    calls = [write_call("c1", path, "version 1"), write_call("c2", path, "version 2")]
+    await _run(impl, "write twice", *calls, answer="Overwritten.")
+    assert path.read_text() == "version 2"
 
 
 @suite.test
 async def test_multi_tool_chat_basic(impl, tmp):
-    agent = _agent(impl, [text_turn("Hello!")])
+    agent = _agent(impl, text_turn("Hello!"))
     messages = [Message.User("Hi")]
     assert await agent.chat(messages) == "Hello!"
     assert len(messages) == 2
@@ -230,12 +171,8 @@ async def test_multi_tool_chat_basic(impl, tmp):
 
 @suite.test
 async def test_multi_tool_chat_with_tool_call(impl, tmp):
-    f = tmp / "chat.txt"
-    f.write_text("chat data")
-    agent = _agent(
-        impl,
-        [tool_turn(("c1", "read", {"path": str(f)})), text_turn("It says chat data")],
-    )
+    f = file_with(tmp / "chat.txt", "chat data")
+    agent = _step_by_step(impl, read_call("c1", f), answer="It says chat data")
     messages = [Message.User("What is in the file?")]
     assert await agent.chat(messages) == "It says chat data"
     assert len(messages) == 4
@@ -248,7 +185,7 @@ async def test_multi_tool_chat_with_tool_call(impl, tmp):
 
 @suite.test
 async def test_multi_tool_chat_multi_turn(impl, tmp):
-    agent = _agent(impl, [text_turn("First answer"), text_turn("Second answer")])
+    agent = _agent(impl, text_turn("First answer"), text_turn("Second answer"))
     messages = [Message.User("First question")]
     assert await agent.chat(messages) == "First answer"
     assert len(messages) == 2
