@@ -20,14 +20,23 @@ suite = Suite(
 # --- StreamAccumulator ------------------------------------------------------------------------
 
 
+def _accumulate(impl, *events):
+    """The turn a fresh accumulator assembles from ``events``."""
+    acc = impl.StreamAccumulator()
+    for event in events:
+        acc.feed(event)
+    return acc.finish()
+
+
+def _calls(turn):
+    """``(id, name, arguments)`` of each call a turn asks for: one comparison shows them all."""
+    return [(call.id, call.name, call.arguments) for call in turn.tool_calls]
+
+
 @suite.test
 def test_streaming_accumulator_text(impl, tmp):
     ev = impl.StreamEvent
-    acc = impl.StreamAccumulator()
-    acc.feed(ev.TextDelta("Hello"))
-    acc.feed(ev.TextDelta(" world"))
-    acc.feed(ev.Done())
-    turn = acc.finish()
+    turn = _accumulate(impl, ev.TextDelta("Hello"), ev.TextDelta(" world"), ev.Done())
     assert turn.text == "Hello world"
     assert turn.tool_calls == []
     assert turn.stop_reason == StopReason.STOP
@@ -36,17 +45,15 @@ def test_streaming_accumulator_text(impl, tmp):
 @suite.test
 def test_streaming_accumulator_tool_call(impl, tmp):
     ev = impl.StreamEvent
-    acc = impl.StreamAccumulator()
-    acc.feed(ev.ToolCallStart(index=0, id="call_1", name="read"))
-    acc.feed(ev.ToolCallDelta(index=0, arguments='{"pa'))
-    acc.feed(ev.ToolCallDelta(index=0, arguments='th": "f.txt"}'))
-    acc.feed(ev.Done())
-    turn = acc.finish()
+    turn = _accumulate(
+        impl,
+        ev.ToolCallStart(index=0, id="call_1", name="read"),
+        ev.ToolCallDelta(index=0, arguments='{"pa'),
+        ev.ToolCallDelta(index=0, arguments='th": "f.txt"}'),
+        ev.Done(),
+    )
     assert turn.text is None
-    assert len(turn.tool_calls) == 1
-    assert turn.tool_calls[0].name == "read"
-    assert turn.tool_calls[0].id == "call_1"
-    assert turn.tool_calls[0].arguments["path"] == "f.txt"
+    assert _calls(turn) == [("call_1", "read", {"path": "f.txt"})]
     assert turn.stop_reason == StopReason.TOOL_USE
 
 
@@ -61,31 +68,30 @@ def test_streaming_accumulator_empty(impl, tmp):
 @suite.test
 def test_streaming_accumulator_text_and_tool(impl, tmp):
     ev = impl.StreamEvent
-    acc = impl.StreamAccumulator()
-    acc.feed(ev.TextDelta("Thinking..."))
-    acc.feed(ev.ToolCallStart(index=0, id="c1", name="bash"))
-    acc.feed(ev.ToolCallDelta(index=0, arguments='{"command": "ls"}'))
-    acc.feed(ev.Done())
-    turn = acc.finish()
+    turn = _accumulate(
+        impl,
+        ev.TextDelta("Thinking..."),
+        ev.ToolCallStart(index=0, id="c1", name="bash"),
+        ev.ToolCallDelta(index=0, arguments='{"command": "ls"}'),
+        ev.Done(),
+    )
     assert turn.text == "Thinking..."
-    assert len(turn.tool_calls) == 1
-    assert turn.tool_calls[0].name == "bash"
+    assert [call.name for call in turn.tool_calls] == ["bash"]
     assert turn.stop_reason == StopReason.TOOL_USE
 
 
 @suite.test
 def test_streaming_accumulator_multiple_tool_calls(impl, tmp):
     ev = impl.StreamEvent
-    acc = impl.StreamAccumulator()
-    acc.feed(ev.ToolCallStart(index=0, id="c1", name="read"))
-    acc.feed(ev.ToolCallDelta(index=0, arguments='{"path": "a.txt"}'))
-    acc.feed(ev.ToolCallStart(index=1, id="c2", name="read"))
-    acc.feed(ev.ToolCallDelta(index=1, arguments='{"path": "b.txt"}'))
-    acc.feed(ev.Done())
-    turn = acc.finish()
-    assert len(turn.tool_calls) == 2
-    assert turn.tool_calls[0].arguments["path"] == "a.txt"
-    assert turn.tool_calls[1].arguments["path"] == "b.txt"
+    turn = _accumulate(
+        impl,
+        ev.ToolCallStart(index=0, id="c1", name="read"),
+        ev.ToolCallDelta(index=0, arguments='{"path": "a.txt"}'),
+        ev.ToolCallStart(index=1, id="c2", name="read"),
+        ev.ToolCallDelta(index=1, arguments='{"path": "b.txt"}'),
+        ev.Done(),
+    )
+    assert [call.arguments["path"] for call in turn.tool_calls] == ["a.txt", "b.txt"]
 
 
 @suite.test
@@ -153,11 +159,10 @@ def test_streaming_parse_invalid_json(impl, tmp):
 
 
 def _feed_lines(impl, lines):
-    acc = impl.StreamAccumulator()
-    for line in lines:
-        for event in impl.parse_sse_line(line) or []:
-            acc.feed(event)
-    return acc.finish()
+    """The turn assembled from what ``parse_sse_line`` makes of each line."""
+    return _accumulate(
+        impl, *(event for line in lines for event in impl.parse_sse_line(line) or [])
+    )
 
 
 @suite.test
@@ -191,10 +196,7 @@ TOOL_CALL_LINES = [
 def test_streaming_parse_tool_call_full_sequence(impl, tmp):
     turn = _feed_lines(impl, TOOL_CALL_LINES)
     assert turn.text is None
-    assert len(turn.tool_calls) == 1
-    assert turn.tool_calls[0].id == "tc_1"
-    assert turn.tool_calls[0].name == "read"
-    assert turn.tool_calls[0].arguments["path"] == "test.txt"
+    assert _calls(turn) == [("tc_1", "read", {"path": "test.txt"})]
     assert turn.stop_reason == StopReason.TOOL_USE
 
 
@@ -250,10 +252,7 @@ async def test_streaming_stream_chat_tool_call(impl, tmp):
     read = ToolDefinition("read", "Read file").param("path", "string", "Path", True)
     turn, _ = await _stream(impl, body, [Message.User("Read test.txt")], [read])
     assert turn.text is None
-    assert len(turn.tool_calls) == 1
-    assert turn.tool_calls[0].name == "read"
-    assert turn.tool_calls[0].id == "call_1"
-    assert turn.tool_calls[0].arguments["path"] == "test.txt"
+    assert _calls(turn) == [("call_1", "read", {"path": "test.txt"})]
     assert turn.stop_reason == StopReason.TOOL_USE
 
 

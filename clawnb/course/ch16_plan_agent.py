@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..events import AgentEvent
 from ..types import Message
-from ._helpers import Recorder, raises, text_turn, tool_turn
+from ._helpers import Recorder, file_with, raises, read_call, text_turn, tool_turn, write_call
 from ._suite import Suite
 
 suite = Suite("plan_agent", "PlanAgent", chapters=["ch16"])
@@ -18,10 +18,29 @@ def _systems(messages):
     return [m for m in messages if isinstance(m, Message.System)]
 
 
+def _planner(impl, *responses):
+    """A plan agent with the read and write tools whose model streams ``responses``."""
+    provider = impl.MockStreamProvider(list(responses))
+    return impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+
+
+async def _system_prompt_of_a_plan(agent, task):
+    """Plan ``task``; the text of the first message, which must be the system prompt."""
+    messages = [Message.User(task)]
+    await agent.plan(messages)
+    assert isinstance(messages[0], Message.System)
+    return messages[0].content
+
+
+async def _approve(agent, messages, approval):
+    """The user approves the plan in ``messages``; the agent executes it."""
+    messages.append(Message.User(approval))
+    return await agent.execute(messages)
+
+
 @suite.test
 async def test_plan_agent_plan_text_response(impl, tmp):
-    provider = impl.MockStreamProvider([text_turn("Here is my plan.")])
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    agent = _planner(impl, text_turn("Here is my plan."))
     messages = [Message.User("Plan something")]
     assert await agent.plan(messages) == "Here is my plan."
     assert len(messages) == 3  # the injected System, the User, the Assistant
@@ -30,12 +49,10 @@ async def test_plan_agent_plan_text_response(impl, tmp):
 
 @suite.test
 async def test_plan_agent_plan_with_read_tool(impl, tmp):
-    path = tmp / "info.txt"
-    path.write_text("important data")
-    provider = impl.MockStreamProvider(
-        [tool_turn(("c1", "read", {"path": str(path)})), text_turn("File contains: important data")]
+    path = file_with(tmp / "info.txt", "important data")
+    agent = _planner(
+        impl, tool_turn(read_call("c1", path)), text_turn("File contains: important data")
     )
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
     result = await agent.plan([Message.User("Read the file")])
     assert result == "File contains: important data"
 
@@ -43,13 +60,9 @@ async def test_plan_agent_plan_with_read_tool(impl, tmp):
 @suite.test
 async def test_plan_agent_plan_blocks_write_tool(impl, tmp):
     path = tmp / "blocked.txt"
-    provider = impl.MockStreamProvider(
-        [
-            tool_turn(("c1", "write", {"path": str(path), "content": "hacked"})),
-            text_turn("Cannot write in plan mode."),
-        ]
+    agent = _planner(
+        impl, tool_turn(write_call("c1", path, "hacked")), text_turn("Cannot write in plan mode.")
     )
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
     messages = [Message.User("Write a file")]
     assert await agent.plan(messages) == "Cannot write in plan mode."
     assert not path.exists()
@@ -60,8 +73,7 @@ async def test_plan_agent_plan_blocks_write_tool(impl, tmp):
 
 @suite.test
 async def test_plan_agent_plan_blocks_edit_tool(impl, tmp):
-    path = tmp / "target.txt"
-    path.write_text("original")
+    path = file_with(tmp / "target.txt", "original")
     provider = impl.MockStreamProvider(
         [
             tool_turn(("c1", "edit", {"path": str(path), "old": "original", "new": "modified"})),
@@ -76,35 +88,28 @@ async def test_plan_agent_plan_blocks_edit_tool(impl, tmp):
 @suite.test
 async def test_plan_agent_execute_allows_write_tool(impl, tmp):
     path = tmp / "output.txt"
-    provider = impl.MockStreamProvider(
-        [
-            tool_turn(("c1", "write", {"path": str(path), "content": "written!"})),
-            text_turn("File written."),
-        ]
+    agent = _planner(
+        impl, tool_turn(write_call("c1", path, "written!")), text_turn("File written.")
     )
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
     assert await agent.execute([Message.User("Approved. Execute.")]) == "File written."
     assert path.read_text() == "written!"
 
 
 @suite.test
 async def test_plan_agent_full_plan_then_execute(impl, tmp):
-    read_path, write_path = tmp / "source.txt", tmp / "dest.txt"
-    read_path.write_text("source data")
-    provider = impl.MockStreamProvider(
-        [
-            tool_turn(("c1", "read", {"path": str(read_path)})),
-            text_turn("Plan: copy source data to dest.txt"),
-            tool_turn(("c2", "write", {"path": str(write_path), "content": "source data"})),
-            text_turn("Done. Copied to dest.txt"),
-        ]
+    read_path = file_with(tmp / "source.txt", "source data")
+    write_path = tmp / "dest.txt"
+    agent = _planner(
+        impl,
+        tool_turn(read_call("c1", read_path)),
+        text_turn("Plan: copy source data to dest.txt"),
+        tool_turn(write_call("c2", write_path, "source data")),
+        text_turn("Done. Copied to dest.txt"),
     )
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
     messages = [Message.User("Copy source.txt to dest.txt")]
     assert await agent.plan(messages) == "Plan: copy source data to dest.txt"
-    assert not write_path.exists()
-    messages.append(Message.User("Approved. Execute."))
-    assert await agent.execute(messages) == "Done. Copied to dest.txt"
+    assert not write_path.exists()  # nothing is written before the approval
+    assert await _approve(agent, messages, "Approved. Execute.") == "Done. Copied to dest.txt"
     assert write_path.read_text() == "source data"
 
 
@@ -167,10 +172,7 @@ def test_plan_agent_builder_pattern(impl, tmp):
 @suite.test
 async def test_plan_agent_system_prompt_injected(impl, tmp):
     agent = impl.PlanAgent(impl.MockStreamProvider([text_turn("ok")])).tool(impl.ReadTool())
-    messages = [Message.User("Task")]
-    await agent.plan(messages)
-    assert isinstance(messages[0], Message.System)
-    assert "PLANNING MODE" in messages[0].content
+    assert "PLANNING MODE" in await _system_prompt_of_a_plan(agent, "Task")
 
 
 @suite.test
@@ -196,11 +198,10 @@ async def test_plan_agent_caller_system_prompt_respected(impl, tmp):
 
 @suite.test
 async def test_plan_agent_exit_plan_tool(impl, tmp):
-    path = tmp / "code.rs"
-    path.write_text("fn main() {}")
+    path = file_with(tmp / "code.rs", "fn main() {}")
     provider = impl.MockStreamProvider(
         [
-            tool_turn(("c1", "read", {"path": str(path)})),
+            tool_turn(read_call("c1", path)),
             tool_turn(("c2", "exit_plan", {}), text="Plan: add error handling to main"),
         ]
     )
@@ -226,32 +227,25 @@ async def test_plan_agent_custom_plan_prompt(impl, tmp):
         .tool(impl.ReadTool())
         .plan_prompt("You are a security auditor. Read code and report vulnerabilities.")
     )
-    messages = [Message.User("Audit")]
-    await agent.plan(messages)
-    assert isinstance(messages[0], Message.System)
-    assert "security auditor" in messages[0].content
+    assert "security auditor" in await _system_prompt_of_a_plan(agent, "Audit")
 
 
 @suite.test
 async def test_plan_agent_full_flow_with_exit_plan(impl, tmp):
-    read_path, write_path = tmp / "src.txt", tmp / "out.txt"
-    read_path.write_text("hello world")
-    provider = impl.MockStreamProvider(
-        [
-            tool_turn(("c1", "read", {"path": str(read_path)})),
-            tool_turn(
-                ("c2", "exit_plan", {}), text="Plan: uppercase the content and write to out.txt"
-            ),
-            tool_turn(("c3", "write", {"path": str(write_path), "content": "HELLO WORLD"})),
-            text_turn("Done."),
-        ]
+    read_path = file_with(tmp / "src.txt", "hello world")
+    write_path = tmp / "out.txt"
+    plan = "Plan: uppercase the content and write to out.txt"
+    agent = _planner(
+        impl,
+        tool_turn(read_call("c1", read_path)),
+        tool_turn(("c2", "exit_plan", {}), text=plan),  # the plan comes with the exit_plan call
+        tool_turn(write_call("c3", write_path, "HELLO WORLD")),
+        text_turn("Done."),
     )
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
     messages = [Message.User("Uppercase src.txt into out.txt")]
-    assert await agent.plan(messages) == "Plan: uppercase the content and write to out.txt"
+    assert await agent.plan(messages) == plan
     assert not write_path.exists()
-    messages.append(Message.User("Approved."))
-    assert await agent.execute(messages) == "Done."
+    assert await _approve(agent, messages, "Approved.") == "Done."
     assert write_path.read_text() == "HELLO WORLD"
 
 
@@ -263,6 +257,5 @@ async def test_plan_agent_plan_tool_definitions_filtered(impl, tmp):
     messages = [Message.User("Plan")]
     await agent.plan(messages)
     assert sorted(provider.offered[0]) == ["exit_plan", "read"]
-    messages.append(Message.User("Go"))
-    await agent.execute(messages)
+    await _approve(agent, messages, "Go")
     assert sorted(provider.offered[1]) == ["read", "write"]
