@@ -45,8 +45,16 @@ def bash_call(id: str, command: str) -> Call:
 
 def file_with(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` and return the path: the file a test starts from."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def tree(root: Path, files: dict[str, str]) -> Path:
+    """Write each ``relative path: text`` under ``root`` (folders made as needed)."""
+    for name, text in files.items():
+        file_with(root / name, text)
+    return root
 
 
 async def error_of(awaitable: Awaitable[Any]) -> Exception | None:

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from ._helpers import raises
+from ._helpers import file_with, raises
 from ._suite import Suite
 
 suite = Suite("read", "ReadTool", chapters=["ch02", "ch06", "ch09"])
+
+
+def _read(impl, path):
+    return impl.ReadTool().call({"path": str(path)})
+
+
+async def _read_back(impl, tmp, name, text):
+    """What the tool reads from a file ``name`` that holds ``text``."""
+    return await _read(impl, file_with(tmp / name, text))
 
 
 @suite.test
@@ -18,14 +27,12 @@ def test_read_read_definition(impl, tmp):
 
 @suite.test
 async def test_read_read_file(impl, tmp):
-    f = tmp / "test.txt"
-    f.write_text("hello world")
-    assert await impl.ReadTool().call({"path": str(f)}) == "hello world"
+    assert await _read_back(impl, tmp, "test.txt", "hello world") == "hello world"
 
 
 @suite.test
 async def test_read_read_missing_file(impl, tmp):
-    assert await raises(impl.ReadTool().call({"path": str(tmp / "nope.txt")}))
+    assert await raises(_read(impl, tmp / "nope.txt"))
 
 
 @suite.test
@@ -46,31 +53,24 @@ def test_read_read_default(impl, tmp):
 
 @suite.test
 async def test_read_read_empty_file(impl, tmp):
-    f = tmp / "empty.txt"
-    f.write_text("")
-    assert await impl.ReadTool().call({"path": str(f)}) == ""
+    assert await _read_back(impl, tmp, "empty.txt", "") == ""
 
 
 @suite.test
 async def test_read_read_multiline_file(impl, tmp):
-    f = tmp / "multi.txt"
-    f.write_text("line1\nline2\nline3")
-    assert await impl.ReadTool().call({"path": str(f)}) == "line1\nline2\nline3"
+    text = "line1\nline2\nline3"
+    assert await _read_back(impl, tmp, "multi.txt", text) == text
 
 
 @suite.test
 async def test_read_read_unicode_content(impl, tmp):
-    f = tmp / "unicode.txt"
-    f.write_text("hello 🌍 world — ünïcödé", encoding="utf-8")
-    result = await impl.ReadTool().call({"path": str(f)})
+    result = await _read_back(impl, tmp, "unicode.txt", "hello 🌍 world — ünïcödé")
     assert "hello" in result and "world" in result
 
 
 @suite.test
 async def test_read_read_large_file(impl, tmp):
-    f = tmp / "large.txt"
-    f.write_text("x" * 100_000)
-    assert len(await impl.ReadTool().call({"path": str(f)})) == 100_000
+    assert len(await _read_back(impl, tmp, "large.txt", "x" * 100_000)) == 100_000
 
 
 @suite.test
@@ -85,18 +85,16 @@ async def test_read_read_null_path(impl, tmp):
 
 @suite.test
 async def test_read_read_extra_args_ignored(impl, tmp):
-    f = tmp / "extra.txt"
-    f.write_text("content")
+    f = file_with(tmp / "extra.txt", "content")
     assert await impl.ReadTool().call({"path": str(f), "unexpected": "ignored"}) == "content"
 
 
 @suite.test
 async def test_read_read_preserves_whitespace(impl, tmp):
-    f = tmp / "ws.txt"
-    f.write_text("  leading\n\ttab\ntrailing  \n")
-    assert await impl.ReadTool().call({"path": str(f)}) == "  leading\n\ttab\ntrailing  \n"
+    text = "  leading\n\ttab\ntrailing  \n"
+    assert await _read_back(impl, tmp, "ws.txt", text) == text
 
 
 @suite.test
 async def test_read_read_directory_fails(impl, tmp):
-    assert await raises(impl.ReadTool().call({"path": str(tmp)}))
+    assert await raises(_read(impl, tmp))

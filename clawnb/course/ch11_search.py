@@ -4,17 +4,23 @@ ch11; these follow the chapter's description of each test."""
 
 from __future__ import annotations
 
-from ._helpers import raises
+from ._helpers import file_with, raises, tree
 from ._suite import Suite
 
 suite = Suite("search", "GlobTool and GrepTool", chapters=["ch11"])
 
 
+def _glob(impl, pattern, path):
+    return impl.GlobTool().call({"pattern": pattern, "path": str(path)})
+
+
+def _grep(impl, pattern, path, **more):
+    return impl.GrepTool().call({"pattern": pattern, "path": str(path), **more})
+
+
 @suite.test
 async def test_grep_glob_find_files(impl, tmp):
-    for name in ("a.rs", "b.rs", "c.txt"):
-        (tmp / name).write_text("")
-    result = await impl.GlobTool().call({"pattern": "*.rs", "path": str(tmp)})
+    result = await _glob(impl, "*.rs", tree(tmp, {"a.rs": "", "b.rs": "", "c.txt": ""}))
     assert "a.rs" in result
     assert "b.rs" in result
     assert "c.txt" not in result
@@ -22,18 +28,14 @@ async def test_grep_glob_find_files(impl, tmp):
 
 @suite.test
 async def test_grep_glob_recursive(impl, tmp):
-    (tmp / "top.rs").write_text("")
-    (tmp / "sub").mkdir()
-    (tmp / "sub" / "deep.rs").write_text("")
-    result = await impl.GlobTool().call({"pattern": "**/*.rs", "path": str(tmp)})
+    result = await _glob(impl, "**/*.rs", tree(tmp, {"top.rs": "", "sub/deep.rs": ""}))
     assert "top.rs" in result
     assert "deep.rs" in result
 
 
 @suite.test
 async def test_grep_glob_no_matches(impl, tmp):
-    (tmp / "file.txt").write_text("")
-    result = await impl.GlobTool().call({"pattern": "*.xyz", "path": str(tmp)})
+    result = await _glob(impl, "*.xyz", tree(tmp, {"file.txt": ""}))
     assert "no files matched" in result
 
 
@@ -44,42 +46,37 @@ def test_grep_glob_definition(impl, tmp):
 
 @suite.test
 async def test_grep_grep_single_file(impl, tmp):
-    path = tmp / "main.rs"
-    path.write_text('fn main() {\n    println!("hello");\n}\n')
-    result = await impl.GrepTool().call({"pattern": "println", "path": str(path)})
+    path = file_with(tmp / "main.rs", 'fn main() {\n    println!("hello");\n}\n')
+    result = await _grep(impl, "println", path)
     assert 'println!("hello")' in result
     assert ":2:" in result
 
 
 @suite.test
 async def test_grep_grep_directory(impl, tmp):
-    (tmp / "one.rs").write_text("fn foo() {}\n")
-    (tmp / "two.rs").write_text("fn foo() {}\n")
-    result = await impl.GrepTool().call({"pattern": "fn foo", "path": str(tmp)})
+    both = tree(tmp, {"one.rs": "fn foo() {}\n", "two.rs": "fn foo() {}\n"})
+    result = await _grep(impl, "fn foo", both)
     assert "one.rs" in result
     assert "two.rs" in result
 
 
 @suite.test
 async def test_grep_grep_with_include(impl, tmp):
-    (tmp / "code.rs").write_text("hello world\n")
-    (tmp / "data.txt").write_text("hello world\n")
-    result = await impl.GrepTool().call({"pattern": "hello", "path": str(tmp), "include": "*.rs"})
+    both = tree(tmp, {"code.rs": "hello world\n", "data.txt": "hello world\n"})
+    result = await _grep(impl, "hello", both, include="*.rs")
     assert "code.rs" in result
     assert "data.txt" not in result
 
 
 @suite.test
 async def test_grep_grep_no_matches(impl, tmp):
-    (tmp / "file.txt").write_text("some content\n")
-    result = await impl.GrepTool().call({"pattern": "zzz_not_there", "path": str(tmp)})
+    result = await _grep(impl, "zzz_not_there", tree(tmp, {"file.txt": "some content\n"}))
     assert "no matches found" in result
 
 
 @suite.test
 async def test_grep_grep_regex(impl, tmp):
-    (tmp / "data.txt").write_text("foo123\nbar456\nbaz789\nnone\n")
-    result = await impl.GrepTool().call({"pattern": r"\d{3}", "path": str(tmp)})
+    result = await _grep(impl, r"\d{3}", tree(tmp, {"data.txt": "foo123\nbar456\nbaz789\nnone\n"}))
     for word in ("foo123", "bar456", "baz789"):
         assert word in result
     assert "none" not in result
@@ -87,8 +84,7 @@ async def test_grep_grep_regex(impl, tmp):
 
 @suite.test
 async def test_grep_grep_nonexistent_path(impl, tmp):
-    call = impl.GrepTool().call({"pattern": "x", "path": str(tmp / "does" / "not" / "exist")})
-    assert await raises(call)
+    assert await raises(_grep(impl, "x", tmp / "does" / "not" / "exist"))
 
 
 @suite.test
