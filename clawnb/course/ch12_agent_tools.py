@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ._helpers import text_turn, tool_turn
+from ._helpers import read_call, text_turn, tool_turn, write_call
 from ._suite import Suite
 
 suite = Suite("agent_tools", "SimpleAgent with the ch9/ch10 tools", chapters=["ch12"])
@@ -35,8 +35,8 @@ async def test_agent_write_then_read(impl, tmp):
     path = str(tmp / "wr.txt")
     provider = impl.MockProvider(
         [
-            tool_turn(("c1", "write", {"path": path, "content": "written data"})),
-            tool_turn(("c2", "read", {"path": path})),
+            tool_turn(write_call("c1", path, "written data")),
+            tool_turn(read_call("c2", path)),
             text_turn("File says: written data"),
         ]
     )

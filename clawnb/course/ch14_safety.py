@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._helpers import file_with
 from ._suite import Suite
 
 suite = Suite(
@@ -28,8 +29,7 @@ def _fails(fn: Callable[..., Any], *args: Any) -> bool:
 
 @suite.test
 def test_safety_path_within_allowed(impl, tmp):
-    f = tmp / "test.txt"
-    f.write_text("hello")
+    f = file_with(tmp / "test.txt", "hello")
     assert not _fails(impl.PathValidator(tmp).validate_path, str(f))
 
 
@@ -52,8 +52,7 @@ def test_safety_path_new_file_in_allowed(impl, tmp):
 
 @suite.test
 def test_safety_safety_check_read_tool(impl, tmp):
-    f = tmp / "ok.txt"
-    f.write_text("ok")
+    f = file_with(tmp / "ok.txt", "ok")
     assert not _fails(impl.PathValidator(tmp).check, "read", {"path": str(f)})
 
 
@@ -120,8 +119,7 @@ async def test_safety_wrapper_blocks_on_check_failure(impl, tmp):
 
 @suite.test
 async def test_safety_wrapper_allows_valid_call(impl, tmp):
-    f = tmp / "allowed.txt"
-    f.write_text("content")
+    f = file_with(tmp / "allowed.txt", "content")
     wrapped = impl.SafeToolWrapper.with_check(impl.ReadTool(), impl.PathValidator(tmp))
     assert await wrapped.call({"path": str(f)}) == "content"
 

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from ..types import AssistantTurn, Message, StopReason, TokenUsage
+from ..types import Message, TokenUsage
+from ._helpers import text_turn
 from ._suite import Suite
 
 suite = Suite("context_manager", "ContextManager", chapters=["ch18"])
 
 
-def _summary(text: str) -> AssistantTurn:
-    return AssistantTurn(text=text, tool_calls=[], stop_reason=StopReason.STOP)
+def _over_limit(impl, keep_recent):
+    """A manager with a 100-token limit that has already used 200 tokens."""
+    cm = impl.ContextManager(100, keep_recent)
+    cm.record(TokenUsage(200, 0))
+    return cm
+
+
+def _users(*texts):
+    return [Message.User(text) for text in texts]
 
 
 @suite.test
@@ -35,18 +43,12 @@ def test_context_manager_tracks_tokens(impl, tmp):
 
 @suite.test
 async def test_context_manager_compact_preserves_system_prompt(impl, tmp):
-    provider = impl.MockProvider([_summary("Summary of conversation.")])
-    cm = impl.ContextManager(100, 2)
-    cm.record(TokenUsage(200, 0))
+    provider = impl.MockProvider([text_turn("Summary of conversation.")])
     messages = [
         Message.System("You are a helpful agent."),
-        Message.User("Hello"),
-        Message.User("How are you?"),
-        Message.User("What's the weather?"),
-        Message.User("Recent 1"),
-        Message.User("Recent 2"),
+        *_users("Hello", "How are you?", "What's the weather?", "Recent 1", "Recent 2"),
     ]
-    await cm.compact(provider, messages)
+    await _over_limit(impl, keep_recent=2).compact(provider, messages)
     assert len(messages) <= 4
     assert isinstance(messages[0], Message.System) and "helpful agent" in messages[0].content
     assert any(isinstance(m, Message.System) and "summary" in m.content for m in messages)
@@ -55,10 +57,8 @@ async def test_context_manager_compact_preserves_system_prompt(impl, tmp):
 @suite.test
 async def test_context_manager_compact_too_few_messages(impl, tmp):
     provider = impl.MockProvider([])  # any call would fail
-    cm = impl.ContextManager(100, 10)
-    cm.record(TokenUsage(200, 0))
-    messages = [Message.User("Hello")]
-    await cm.compact(provider, messages)
+    messages = _users("Hello")
+    await _over_limit(impl, keep_recent=10).compact(provider, messages)
     assert len(messages) == 1
 
 
@@ -66,24 +66,16 @@ async def test_context_manager_compact_too_few_messages(impl, tmp):
 async def test_context_manager_maybe_compact_skips_when_not_needed(impl, tmp):
     provider = impl.MockProvider([])
     cm = impl.ContextManager(10000, 2)
-    messages = [Message.User("Hello"), Message.User("World")]
+    messages = _users("Hello", "World")
     await cm.maybe_compact(provider, messages)
     assert len(messages) == 2
 
 
 @suite.test
 async def test_context_manager_compact_preserves_recent(impl, tmp):
-    provider = impl.MockProvider([_summary("Earlier discussion summarized.")])
-    cm = impl.ContextManager(100, 2)
-    cm.record(TokenUsage(200, 0))
-    messages = [
-        Message.User("Old message 1"),
-        Message.User("Old message 2"),
-        Message.User("Old message 3"),
-        Message.User("Recent A"),
-        Message.User("Recent B"),
-    ]
-    await cm.compact(provider, messages)
+    provider = impl.MockProvider([text_turn("Earlier discussion summarized.")])
+    messages = _users("Old message 1", "Old message 2", "Old message 3", "Recent A", "Recent B")
+    await _over_limit(impl, keep_recent=2).compact(provider, messages)
     assert messages[-1] == Message.User("Recent B")
     assert messages[-2] == Message.User("Recent A")
 

@@ -6,15 +6,21 @@ Adapted from the book: the second file name is ``.claw/instructions.md`` (the bo
 
 from __future__ import annotations
 
+from ._helpers import file_with, tree
 from ._suite import Suite
 
 suite = Suite("instructions", "InstructionLoader", chapters=["ch08", "ch18"])
 
 
+def _loader(impl, project, text):
+    """A loader for ``CLAUDE.md``, after writing ``text`` to the project's ``CLAUDE.md``."""
+    file_with(project / "CLAUDE.md", text)
+    return impl.InstructionLoader(["CLAUDE.md"])
+
+
 @suite.test
 def test_instructions_discover_in_current_dir(impl, tmp):
-    (tmp / "CLAUDE.md").write_text("# Instructions\nBe helpful.")
-    found = impl.InstructionLoader(["CLAUDE.md"]).discover(tmp)
+    found = _loader(impl, tmp, "# Instructions\nBe helpful.").discover(tmp)
     assert len(found) == 1
     assert str(found[0]).endswith("CLAUDE.md")
 
@@ -23,8 +29,7 @@ def test_instructions_discover_in_current_dir(impl, tmp):
 def test_instructions_discover_in_parent(impl, tmp):
     child = tmp / "subdir"
     child.mkdir()
-    (tmp / "CLAUDE.md").write_text("Parent instructions")
-    found = impl.InstructionLoader(["CLAUDE.md"]).discover(child)
+    found = _loader(impl, tmp, "Parent instructions").discover(child)
     assert found
     assert any(str(p).endswith("CLAUDE.md") for p in found)
 
@@ -36,23 +41,19 @@ def test_instructions_no_files_found(impl, tmp):
 
 @suite.test
 def test_instructions_load_content(impl, tmp):
-    (tmp / "CLAUDE.md").write_text("Be concise.")
-    content = impl.InstructionLoader(["CLAUDE.md"]).load(tmp)
+    content = _loader(impl, tmp, "Be concise.").load(tmp)
     assert content is not None
     assert "Be concise." in content
 
 
 @suite.test
 def test_instructions_load_empty_file(impl, tmp):
-    (tmp / "CLAUDE.md").write_text("")
-    assert impl.InstructionLoader(["CLAUDE.md"]).load(tmp) is None
+    assert _loader(impl, tmp, "").load(tmp) is None
 
 
 @suite.test
 def test_instructions_multiple_file_names(impl, tmp):
-    (tmp / "CLAUDE.md").write_text("Primary")
-    (tmp / ".claw").mkdir()
-    (tmp / ".claw" / "instructions.md").write_text("Secondary")
+    tree(tmp, {"CLAUDE.md": "Primary", ".claw/instructions.md": "Secondary"})
     text = impl.InstructionLoader(["CLAUDE.md", ".claw/instructions.md"]).load(tmp)
     assert text is not None
     assert "Primary" in text
@@ -61,8 +62,7 @@ def test_instructions_multiple_file_names(impl, tmp):
 
 @suite.test
 def test_instructions_system_prompt_section(impl, tmp):
-    (tmp / "CLAUDE.md").write_text("Use Rust idioms.")
-    section = impl.InstructionLoader(["CLAUDE.md"]).system_prompt_section(tmp)
+    section = _loader(impl, tmp, "Use Rust idioms.").system_prompt_section(tmp)
     assert section is not None
     assert "project instructions" in section
     assert "Use Rust idioms." in section

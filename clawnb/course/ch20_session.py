@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..events import AgentEvent, Approval
 from ..session_api import Session
 from ..types import Message
-from ._helpers import Recorder, text_turn, tool_turn
+from ._helpers import Recorder, read_call, text_turn, tool_turn, write_call
 from ._suite import Suite
 from .reference import history_is_valid
 
@@ -49,7 +49,7 @@ async def test_session_send_answers_and_keeps_the_history(impl, tmp):
 @suite.test
 async def test_session_reads_without_asking(impl, tmp):
     (tmp / "a.txt").write_text("alpha")
-    turns = [tool_turn(("c1", "read", {"path": str(tmp / "a.txt")})), text_turn("done")]
+    turns = [tool_turn(read_call("c1", tmp / "a.txt")), text_turn("done")]
     session, provider = _session(impl, tmp, turns)
     person = _Person()
     with session.handlers(approve=person):
@@ -62,7 +62,7 @@ async def test_session_reads_without_asking(impl, tmp):
 @suite.test
 async def test_session_asks_before_writing_and_a_denial_changes_nothing(impl, tmp):
     target = tmp / "out.txt"
-    turns = [tool_turn(("c1", "write", {"path": str(target), "content": "x"})), text_turn("ok")]
+    turns = [tool_turn(write_call("c1", target, "x")), text_turn("ok")]
     session, _ = _session(impl, tmp, turns)
     person = _Person(Approval.deny("not now"))
     with session.handlers(approve=person):
@@ -77,7 +77,7 @@ async def test_session_asks_before_writing_and_a_denial_changes_nothing(impl, tm
 @suite.test
 async def test_session_runs_an_approved_write(impl, tmp):
     target = tmp / "out.txt"
-    turns = [tool_turn(("c1", "write", {"path": str(target), "content": "x"})), text_turn("ok")]
+    turns = [tool_turn(write_call("c1", target, "x")), text_turn("ok")]
     session, _ = _session(impl, tmp, turns)
     with session.handlers(approve=_Person(Approval.allow_once())):
         await session.send("write it")
@@ -87,7 +87,7 @@ async def test_session_runs_an_approved_write(impl, tmp):
 @suite.test
 async def test_session_with_nobody_to_ask_runs_nothing_unasked(impl, tmp):
     target = tmp / "out.txt"
-    turns = [tool_turn(("c1", "write", {"path": str(target), "content": "x"})), text_turn("ok")]
+    turns = [tool_turn(write_call("c1", target, "x")), text_turn("ok")]
     session, _ = _session(impl, tmp, turns)
     await session.send("write it")
     assert not target.exists()
@@ -96,7 +96,7 @@ async def test_session_with_nobody_to_ask_runs_nothing_unasked(impl, tmp):
 @suite.test
 async def test_session_tells_the_front_end_what_happens(impl, tmp):
     (tmp / "a.txt").write_text("alpha")
-    turns = [tool_turn(("c1", "read", {"path": str(tmp / "a.txt")})), text_turn("done")]
+    turns = [tool_turn(read_call("c1", tmp / "a.txt")), text_turn("done")]
     session, _ = _session(impl, tmp, turns)
     events = []
     await session.send("read a.txt", events.append)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from ..types import ToolDefinition
-from ._helpers import text_turn, tool_turn
+from ._helpers import file_with, read_call, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("ask", "AskTool and InputHandler", chapters=["extras"])
@@ -78,12 +78,11 @@ async def test_ask_agent_ask_then_continue(impl, tmp):
 
 @suite.test
 async def test_ask_ask_then_tool(impl, tmp):
-    path = tmp / "target.txt"
-    path.write_text("hello world")
+    path = file_with(tmp / "target.txt", "hello world")
     provider = impl.MockProvider(
         [
             tool_turn(("c1", "ask_user", {"question": "Which file should I read?"})),
-            tool_turn(("c2", "read", {"path": str(path)})),
+            tool_turn(read_call("c2", path)),
             text_turn("The file contains: hello world"),
         ]
     )

@@ -5,7 +5,7 @@ bonus; here they run). Starter-era semantics: running out of turns *returns*
 from __future__ import annotations
 
 from ..types import Message, ToolSet
-from ._helpers import error_of, text_turn, tool_turn
+from ._helpers import error_of, file_with, read_call, text_turn, tool_turn, write_call
 from ._suite import Suite
 
 suite = Suite("subagent", "SubagentTool", chapters=["extras"])
@@ -20,10 +20,9 @@ async def test_subagent_subagent_text_response(impl, tmp):
 
 @suite.test
 async def test_subagent_subagent_with_tool(impl, tmp):
-    path = tmp / "data.txt"
-    path.write_text("secret data")
+    path = file_with(tmp / "data.txt", "secret data")
     provider = impl.MockProvider(
-        [tool_turn(("c1", "read", {"path": str(path)})), text_turn("The file says: secret data")]
+        [tool_turn(read_call("c1", path)), text_turn("The file says: secret data")]
     )
     tool = impl.SubagentTool(provider, lambda: ToolSet([impl.ReadTool()]))
     assert await tool.call({"task": "Read the file"}) == "The file says: secret data"
@@ -35,8 +34,8 @@ async def test_subagent_subagent_multi_step(impl, tmp):
     (tmp / "b.txt").write_text("beta")
     provider = impl.MockProvider(
         [
-            tool_turn(("c1", "read", {"path": str(tmp / "a.txt")})),
-            tool_turn(("c2", "read", {"path": str(tmp / "b.txt")})),
+            tool_turn(read_call("c1", tmp / "a.txt")),
+            tool_turn(read_call("c2", tmp / "b.txt")),
             text_turn("alpha and beta"),
         ]
     )
@@ -101,7 +100,7 @@ async def test_subagent_subagent_with_write_tool(impl, tmp):
     provider = impl.MockProvider(
         [
             tool_turn(("p1", "subagent", {"task": "Write hello to the file"})),
-            tool_turn(("c1", "write", {"path": str(path), "content": "hello"})),
+            tool_turn(write_call("c1", path, "hello")),
             text_turn("File written."),
             text_turn("Subagent completed the write."),
         ]
@@ -117,14 +116,13 @@ async def test_subagent_subagent_with_write_tool(impl, tmp):
 
 @suite.test
 async def test_subagent_parent_continues_after_subagent(impl, tmp):
-    path = tmp / "info.txt"
-    path.write_text("important")
+    path = file_with(tmp / "info.txt", "important")
     provider = impl.MockProvider(
         [
             tool_turn(("p1", "subagent", {"task": "Summarize the file"})),
-            tool_turn(("c1", "read", {"path": str(path)})),
+            tool_turn(read_call("c1", path)),
             text_turn("File contains: important"),
-            tool_turn(("p2", "read", {"path": str(path)})),
+            tool_turn(read_call("p2", path)),
             text_turn("Confirmed: important"),
         ]
     )
