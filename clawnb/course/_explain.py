@@ -24,6 +24,7 @@ import ast
 import importlib.abc
 import importlib.machinery
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,31 +44,27 @@ _OPS: dict[type[ast.cmpop], str] = {
 }
 
 
+@dataclass(eq=False)  # an exception compares by identity, like any other
 class Mismatch(AssertionError):
     """A suite assert that failed, with what was compared.
 
     ``op`` is the comparison (``"=="``, ``"in"`` …) or ``"truth"`` / ``"falsity"`` for a bare
     ``assert x`` / ``assert not x``; ``left`` and ``right`` are the evaluated sides (for a bare
     assert, ``left`` is the value and ``right`` is unused); ``expected_on_left`` says the test
-    wrote the expected value first (``assert "x" == got``).
+    wrote the expected value first (``assert "x" == got``); ``subject`` is the function a bare
+    assert called (``raises`` …).
     """
 
-    def __init__(
-        self,
-        op: str,
-        left: Any,
-        right: Any = None,
-        message: Any = None,
-        expected_on_left: bool = False,
-        subject: str = "",
-    ) -> None:
-        super().__init__(message if message is not None else "")
-        self.op = op
-        self.left = left
-        self.right = right
-        self.message = message
-        self.expected_on_left = expected_on_left
-        self.subject = subject
+    op: str
+    left: Any
+    right: Any = None
+    message: Any = None
+    expected_on_left: bool = False
+    subject: str = ""
+
+    def __post_init__(self) -> None:
+        # str(exc) is the assert's own message, as for a plain AssertionError.
+        super().__init__(self.message if self.message is not None else "")
 
     def explain(self) -> list[str]:
         """Lines saying what was expected and what came back."""
