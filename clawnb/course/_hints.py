@@ -133,14 +133,23 @@ def _nudge(test: str, suite: str) -> str:
 
 
 def _with_helpers(test: Any) -> str:
-    """The test's source, preceded by the module's ``_helpers`` it calls."""
+    """The test's source, preceded by the module's ``_helpers`` it calls, and the ones those
+    call in turn (``_edited`` goes through ``_edit``), each once, the deepest first."""
     source = inspect.getsource(test)
     module = sys.modules[test.__module__]
-    helpers = []
-    for name in dict.fromkeys(re.findall(r"\b(_[a-z]\w*)\(", source)):
-        helper = getattr(module, name, None)
-        if inspect.isfunction(helper):
-            helpers.append(inspect.getsource(helper))
+    seen: set[str] = set()
+    helpers: list[str] = []
+
+    def visit(text: str) -> None:
+        for name in dict.fromkeys(re.findall(r"\b(_[a-z]\w*)\(", text)):
+            helper = getattr(module, name, None)
+            if name not in seen and inspect.isfunction(helper):
+                seen.add(name)  # before visiting, so a recursive helper cannot loop
+                body = inspect.getsource(helper)
+                visit(body)
+                helpers.append(body)
+
+    visit(source)
     return "\n".join([*helpers, source])
 
 

@@ -37,6 +37,28 @@ def test_hints_go_one_level_deeper_each_time_for_the_failing_test(capsys, tmp_pa
     assert texts[3] == texts[2]
 
 
+def test_the_whole_test_hint_also_shows_the_helpers_its_helpers_call(capsys, tmp_path, monkeypatch):
+    from clawnb import EditTool
+
+    class ShoutingEdit(EditTool):
+        """Replaces correctly, then upper-cases the whole file."""
+
+        async def call(self, args):
+            done = await super().call(args)
+            path = Path(args["path"])
+            path.write_text(path.read_text().upper())
+            return done
+
+    monkeypatch.chdir(tmp_path)
+    check("edit", verbose=False, EditTool=ShoutingEdit)
+    for _ in range(3):
+        hint("edit")
+    whole = capsys.readouterr().out.split("hint 3/3 for test_edit_replaces_string:", 1)[1]
+    # test_edit_replaces_string calls _edited, which calls _edit: both are shown, deepest first.
+    order = [whole.index(s) for s in ("def _edit(", "def _edited(", "def test_edit_replaces_")]
+    assert order == sorted(order)
+
+
 def test_a_hint_before_any_check_says_to_run_it(capsys, monkeypatch):
     from clawnb.course import _suite
 
