@@ -5,7 +5,8 @@ A local OpenAI-compatible server on 127.0.0.1 streams numbered tokens (`` w000``
 A real JupyterLab in Debian's Chromium (Playwright) runs two cells against it:
 
 * ``%%claw --model bench-claw --base-url …`` — the agent's live view (Markdown output widget,
-  updates coalesced to at most one per 50 ms, an end that may still become a key held back);
+  updates coalesced to at most one per screen frame, further apart when they grow expensive;
+  an end that may still become a key held back until the next token);
 * the peer: a plain Python cell that reads the same stream and ``print(token, flush=True)``s
   each token as it arrives.
 
