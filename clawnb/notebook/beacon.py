@@ -40,6 +40,8 @@ const WHAT = {
 
 // browsers without the Web Notifications API (or without it here): everything else still works
 const notifiable = () => typeof Notification === "function";
+// the permission was asked on this page: a prompt the person dismissed is not offered again
+let asked = false;
 
 function editing() {
   const a = document.activeElement;
@@ -98,14 +100,15 @@ function render({ model, el }) {
     if (!document.hidden) close(); // back on the tab: the card itself shows what waits
   };
   const offer = () => {
-    // asking needs a click of the person's own: a small button while a card waits, shown
-    // only until they decide (the browser remembers the answer), never a prompt of ours
-    if (!notifiable() || Notification.permission !== "default") return;
+    // asking needs a click of the person's own: a small button while a card waits, until
+    // it is clicked once (the browser remembers a decision), never a prompt of ours
+    if (asked || !notifiable() || Notification.permission !== "default") return;
     const button = document.createElement("button");
     button.className = "jupyter-button clawnb-notify";
     button.textContent = "\ud83d\udd14 Notify me when a card waits in a hidden tab";
     button.title = "a browser notification when clawnb waits for you and this tab is hidden";
     button.addEventListener("click", () => {
+      asked = true;
       withdraw();
       Promise.resolve(Notification.requestPermission()).catch(() => null);
     });
