@@ -533,7 +533,9 @@ class Throttle:
     where ``cost`` is the last flush's own run time plus what ``flush`` returns — the work it
     caused elsewhere (the browser re-rendering what was sent), in seconds. So a short answer
     streams at the frame rate, and a long one, re-sent and re-rendered whole on every update,
-    coalesces more. The first poke after a quiet spell flushes at once (leading edge).
+    coalesces more. The default ``share``, a fifth, leaves most of the time to the agent in
+    the kernel and to the person scrolling and typing in the browser. The first poke after a
+    quiet spell flushes at once (leading edge).
 
     Without a running event loop (plain scripts) every poke flushes at once.
     """
