@@ -661,13 +661,8 @@ class _OwnAgent:
     def history(self) -> list[Message]:
         return self.inner.history
 
-    async def send(
-        self,
-        prompt: str,
-        on_event: AgentEventCallback | None = None,
-        *,
-        review: PlanReview | None = None,
-    ) -> str:
+    async def send(self, prompt: str, on_event: AgentEventCallback, *, review: PlanReview) -> str:
+        # what the REPL passes (it always renders and always reviews plans)
         with self.inner.handlers(approve=self.approve, ask=self.ask):
             return await self.inner.send(prompt, on_event, review=review)
 

@@ -32,7 +32,7 @@ from typing import Any
 from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 
-__all__ = ["GitIgnore", "GlobTool", "compile_glob", "iter_files", "sort_key", "walk_files"]
+__all__ = ["GitIgnore", "GlobTool", "compile_glob", "iter_files", "sort_key"]
 
 _GLOB_CHARS = frozenset("*?[{")
 
@@ -201,29 +201,13 @@ class GitIgnore:
         return False
 
 
-def walk_files(
-    root: Path,
-    *,
-    max_depth: int | None = None,
-    hidden: bool = False,
-    gitignore: bool = True,
-    name_filter: Callable[[str], Any] | None = None,
-) -> list[str]:
-    """:func:`iter_files` as a list."""
-    return list(
-        iter_files(
-            root, max_depth=max_depth, hidden=hidden, gitignore=gitignore, name_filter=name_filter
-        )
-    )
-
-
 def iter_files(
     root: Path,
     *,
     max_depth: int | None = None,
     hidden: bool = False,
     gitignore: bool = True,
-    name_filter: Callable[[str], Any] | None = None,
+    name_filter: Callable[[str], object] | None = None,
 ) -> Iterator[str]:
     """The relative POSIX paths of regular files (and symlinks to files) under ``root``.
 

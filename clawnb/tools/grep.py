@@ -45,7 +45,7 @@ from typing import Any
 from ..secrets import is_secret_file
 from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
-from .glob import GitIgnore, GlobError, cap_lines, compile_glob, sort_key, walk_files
+from .glob import GitIgnore, GlobError, cap_lines, compile_glob, iter_files, sort_key
 
 __all__ = ["GrepTool", "rg_search", "searchable", "system_grep", "system_rg"]
 
@@ -324,7 +324,7 @@ async def rg_search(exe: str, pattern: str, root: str) -> dict[str, list[tuple[i
 
 
 class _Selection:
-    """The walk's rules (:func:`~clawnb.tools.glob.walk_files` plus :func:`searchable`) for one
+    """The walk's rules (:func:`~clawnb.tools.glob.iter_files` plus :func:`searchable`) for one
     relative path at a time — for a backend that walked the tree by itself. Ignore files are
     loaded in the same order the walk loads them, so a path passes exactly when the walk
     would have listed it."""
@@ -511,7 +511,7 @@ class GrepTool(BaseTool):
             raise ToolError(f"path does not exist: {path if path else target}")
         by_name = include is not None and "/" not in include
         name_filter = include_rx.match if include_rx is not None and by_name else None
-        rels = walk_files(target, name_filter=name_filter)
+        rels = list(iter_files(target, name_filter=name_filter))
         if include_rx is not None and not by_name:
             rels = [rel for rel in rels if include_rx.match(rel)]
         ordered = sorted(rels, key=sort_key)
