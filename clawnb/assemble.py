@@ -36,7 +36,7 @@ from .checkpoints import Checkpoints
 from .config import Config, ConfigLoader
 from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from .errors import ContextOverflowError
-from .events import AgentEvent, AgentEventCallback, ApprovalCallback, emit
+from .events import AgentEvent, AgentEventCallback, AnyAgentEvent, ApprovalCallback, emit
 from .executor import Gate, ResultLimit
 from .permissions import PermissionMode
 from .secrets import redact, watch_dotenv
@@ -190,7 +190,7 @@ class AgentSession:
             text += " (bash runs without asking)"
         return text
 
-    def read_only_bash(self) -> Any:
+    def read_only_bash(self) -> Tool | None:
         """A bash tool confined to a read-only sandbox (whole file system read-only, no
         network) for plan mode, or ``None`` without a working sandbox (plan mode then keeps
         bash off)."""
@@ -202,7 +202,7 @@ class AgentSession:
     def _tap(self, on_event: AgentEventCallback | None) -> AgentEventCallback:
         """Count every model turn's usage in the cost tracker, then pass the event on."""
 
-        async def tap(event: Any) -> None:
+        async def tap(event: AnyAgentEvent) -> None:
             if isinstance(event, AgentEvent.TurnEnd):
                 self.cost.record(event.turn.usage)  # None: not reported
             # On disk before it is on screen, and the turn before its tools run (write-ahead).
@@ -415,7 +415,7 @@ def build_agent(
     prompt_suffix: str | None = None,
     gate: Gate | None | bool = True,
     record: str | os.PathLike[str] | None = None,
-    input_handler: Any = None,
+    input_handler: InputHandler | None = None,
     ask_user: bool | None = None,
     web: bool = True,
     checkpoints: Checkpoints | None = None,

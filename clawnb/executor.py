@@ -22,9 +22,8 @@ import asyncio
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
 
-from .events import AgentEvent, AgentEventCallback, emit
+from .events import AgentEvent, AgentEventCallback, AnyAgentEvent, emit
 from .secrets import redact
 from .types import Tool, ToolCall, ToolSet
 
@@ -282,7 +281,7 @@ def _preview(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
-async def _emit_quietly(on_event: AgentEventCallback | None, event: Any) -> None:
+async def _emit_quietly(on_event: AgentEventCallback | None, event: AnyAgentEvent) -> None:
     try:
         await emit(on_event, event)
     except Exception:  # a broken front end must not hide the interrupt

@@ -34,12 +34,15 @@ import json
 import os
 from collections.abc import Awaitable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from .errors import ClawError
 from .secrets import redact, redactor
 from .shell import glob_match
 from .types import JSON
+
+if TYPE_CHECKING:
+    from .sandbox import SandboxPolicy, SandboxStatus
 
 _MAX_ENV_ARGS = 32 * 1024
 
@@ -234,7 +237,7 @@ class ShellHook:
         stage: str | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
-        sandbox: Any = None,
+        sandbox: SandboxStatus | SandboxPolicy | None = None,
     ) -> None:
         if stage not in (None, "pre", "post"):
             raise ValueError(f"stage must be 'pre', 'post' or None, got {stage!r}")
@@ -249,7 +252,7 @@ class ShellHook:
         # a SandboxStatus or SandboxPolicy (clawnb.sandbox): hooks run confined like bash
         self.sandbox = sandbox
 
-    def _policy(self) -> Any:
+    def _policy(self) -> SandboxPolicy | None:
         from .sandbox import SandboxStatus
 
         if isinstance(self.sandbox, SandboxStatus):
@@ -406,7 +409,10 @@ def _field(entry: Any, name: str, default: Any = None) -> Any:
 
 
 def hooks_from_config(
-    config: Any, *, cwd: str | os.PathLike[str] | None = None, sandbox: Any = None
+    config: Any,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    sandbox: SandboxStatus | SandboxPolicy | None = None,
 ) -> HookRegistry:
     """A registry of ShellHooks from config: a ``Config`` (with ``.hooks``), a hooks section
     (``pre_tool``/``post_tool`` lists) or the same as plain dicts. Each entry needs

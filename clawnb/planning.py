@@ -80,7 +80,7 @@ class PlanVerdict:
 PlanReview = Callable[[str], Awaitable[PlanVerdict]]
 
 
-def read_only_tool_names(tools: Iterable[Any]) -> list[str]:
+def read_only_tool_names(tools: Iterable[Tool]) -> list[str]:
     """The names of the tools that declare ``read_only`` — what production planning offers
     (the book's default set includes ``bash``, which can change anything)."""
     return sorted(t.definition.name for t in tools if getattr(t, "read_only", False) is True)
@@ -122,7 +122,7 @@ class _ExitPlanTool:
         self.phase = phase
         self.definition = exit_plan_definition()
 
-    def hides(self, tool: Any, tools: ToolSet) -> bool:
+    def hides(self, tool: Tool, tools: ToolSet) -> bool:
         return tool is not self and tool.definition.name not in self.phase.allowed
 
     async def call(self, args: JSON) -> str:

@@ -30,7 +30,8 @@ from .events import AgentEventCallback, Approval, ApprovalCallback, ApprovalRequ
 if TYPE_CHECKING:
     from .planning import PlanReview
     from .tools.ask import InputHandler
-    from .types import Message
+    from .tools.base import ChangePreview
+    from .types import Message, ToolCall
 
 __all__ = ["ApprovalProxy", "InputProxy", "Session"]
 
@@ -100,7 +101,7 @@ class ApprovalProxy:
             return Approval.deny("nobody is there to approve it (no front end is attached)")
         return await self.target(request)
 
-    def allowed(self, call: Any, reason: str, change: Any = None) -> None:
+    def allowed(self, call: ToolCall, reason: str, change: ChangePreview | None = None) -> None:
         """A call ran without a question (see ``GatePipeline``): tell the target, if it
         wants to know (``change``: the tool's preview of what it does, or ``None``)."""
         tell = getattr(self.target, "allowed", None)

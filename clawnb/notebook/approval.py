@@ -20,12 +20,16 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..events import Approval, ApprovalRequest
 from ..planning import PlanVerdict
 from .render import ANSWERING, PENDING, RUNNING, WAITING, Card, WidgetView
 from .secrets import scrub
+
+if TYPE_CHECKING:
+    from ..tools.base import ChangePreview
+    from ..types import ToolCall
 
 __all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "PlanReviewer", "env_policy"]
 
@@ -137,7 +141,7 @@ class Approver:
         self._mark(card, "denied by the user")
         return Approval.deny(DENIED_BY_USER)
 
-    def allowed(self, call: Any, reason: str, change: Any = None) -> None:
+    def allowed(self, call: ToolCall, reason: str, change: ChangePreview | None = None) -> None:
         """The gate let ``call`` run without asking anyone: say so on its card, with the
         change it makes (a write's content, an edit's diff) when the tool previewed it."""
         card = self.view.card(call.id)
