@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+from notebook_run import execute
 
 from clawnb.course import export, parts
 
@@ -63,24 +62,7 @@ def test_a_later_export_replaces_an_earlier_piece(tmp_path, monkeypatch):
 
 
 def _run(path, env):
-    nb = nbformat.read(path, as_version=4)
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # the kernel inherits it
-    try:
-        client = NotebookClient(
-            nb,
-            timeout=120,
-            kernel_name="python3",
-            allow_errors=True,
-            resources={"metadata": {"path": str(path.parent)}},
-        )
-        client.execute()
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    nb = execute(path, allow_errors=True, timeout=120, env=env)
     return "\n".join(
         out.get("text", "") + out.get("evalue", "")
         for cell in nb.cells

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from notebook_run import execute
 
 from clawnb.course import chapters
 from clawnb.course._exercises import make_exercise
@@ -16,19 +16,6 @@ from clawnb.course._where import chapter_notebook
 
 ROOT = Path(__file__).resolve().parents[2] / "notebooks"
 CHAPTERS = sorted(p for p in ROOT.glob("[0-9][0-9]*_*.ipynb") if not p.name.startswith("00_"))
-
-
-def execute(path: Path, allow_errors: bool = False):
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
-        timeout=60,
-        kernel_name="python3",
-        allow_errors=allow_errors,
-        resources={"metadata": {"path": str(path.parent)}},
-    )
-    client.execute()
-    return nb
 
 
 def check_outputs(nb) -> str:

@@ -3,22 +3,26 @@
 import sys
 
 import clawnb
-from clawnb.course._helpers import text_turn, tool_turn
+from clawnb.course._helpers import file_with, read_call, text_turn, tool_turn
 from clawnb.course.see import Gauge, Timeline, rounds, sse_steps
 from clawnb.providers.sse import StreamAccumulator, parse_sse_line
 from clawnb.types import Message
 
 
-async def test_timeline_lists_each_event_with_the_history_invariant(tmp_path):
-    (tmp_path / "a.txt").write_text("alpha")
-    agent = clawnb.SimpleAgent(
-        clawnb.MockProvider(
-            [tool_turn(("c1", "read", {"path": str(tmp_path / "a.txt")})), text_turn("done")]
-        )
-    ).tool(clawnb.ReadTool())
+async def _timeline_of_one_read(tmp_path):
+    """The timeline of an agent run that reads one file and answers."""
+    file_with(tmp_path / "a.txt", "alpha")
+    provider = clawnb.MockProvider(
+        [tool_turn(read_call("c1", tmp_path / "a.txt")), text_turn("done")]
+    )
     history = [Message.User("read a")]
     timeline = Timeline(history)
-    await agent.chat(history, timeline)
+    await clawnb.SimpleAgent(provider).tool(clawnb.ReadTool()).chat(history, timeline)
+    return timeline
+
+
+async def test_timeline_lists_each_event_with_the_history_invariant(tmp_path):
+    timeline = await _timeline_of_one_read(tmp_path)
     text = repr(timeline)
     assert text.splitlines()[0].split() == ["step", "event", "detail", "history", "valid"]
     kinds = [step[0] for step in timeline.steps]
@@ -83,15 +87,7 @@ def click(button):
 
 
 async def test_timeline_widget_steps_through_the_run_with_prev_next_and_the_slider(tmp_path):
-    (tmp_path / "a.txt").write_text("alpha")
-    agent = clawnb.SimpleAgent(
-        clawnb.MockProvider(
-            [tool_turn(("c1", "read", {"path": str(tmp_path / "a.txt")})), text_turn("done")]
-        )
-    ).tool(clawnb.ReadTool())
-    history = [Message.User("read a")]
-    timeline = Timeline(history)
-    await agent.chat(history, timeline)
+    timeline = await _timeline_of_one_read(tmp_path)
     kinds = [step[0] for step in timeline.steps]
     stepper = timeline.widget()
     assert stepper.step == 1 and stepper.prev.disabled and not stepper.next.disabled
@@ -236,12 +232,9 @@ def test_sse_stepper_takes_network_chunks_cut_inside_lines_and_characters():
     assert "Caf\u00e9" in stepper.view.value and "TextDelta" in stepper.view.value
 
 
-def test_save_runs_a_notebook_in_a_kernel_and_keeps_the_table_not_the_widget(tmp_path):
-    import json
-
+def _one_cell_notebook(path, source):
+    """Write a notebook for the python3 kernel whose only cell is ``source``."""
     import nbformat
-
-    from clawnb.course._save import save_outputs
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {
@@ -249,17 +242,24 @@ def test_save_runs_a_notebook_in_a_kernel_and_keeps_the_table_not_the_widget(tmp
         "display_name": "Python 3",
         "language": "python",
     }
-    nb.cells = [
-        nbformat.v4.new_code_cell(
-            "import clawnb\n"
-            "from clawnb.course.see import Timeline\n"
-            "timeline = Timeline()\n"
-            "timeline(clawnb.AgentEvent.Done('bye'))\n"
-            "timeline"
-        )
-    ]
-    path = tmp_path / "see.ipynb"
+    nb.cells = [nbformat.v4.new_code_cell(source)]
     nbformat.write(nb, str(path))
+    return path
+
+
+def test_save_runs_a_notebook_in_a_kernel_and_keeps_the_table_not_the_widget(tmp_path):
+    import json
+
+    from clawnb.course._save import save_outputs
+
+    path = _one_cell_notebook(
+        tmp_path / "see.ipynb",
+        "import clawnb\n"
+        "from clawnb.course.see import Timeline\n"
+        "timeline = Timeline()\n"
+        "timeline(clawnb.AgentEvent.Done('bye'))\n"
+        "timeline",
+    )
     # in the kernel the display carried a widget view; the saved copy has only the table
     assert save_outputs(path, timeout=30) == 1
     saved = json.loads(path.read_text())
@@ -270,21 +270,12 @@ def test_save_runs_a_notebook_in_a_kernel_and_keeps_the_table_not_the_widget(tmp
 
 
 def test_save_leaves_the_notebook_untouched_when_a_cell_fails(tmp_path):
-    import nbformat
     import pytest
     from nbclient.exceptions import CellExecutionError
 
     from clawnb.course._save import save_outputs
 
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell("1 / 0")]
-    path = tmp_path / "broken.ipynb"
-    nbformat.write(nb, str(path))
+    path = _one_cell_notebook(tmp_path / "broken.ipynb", "1 / 0")
     before = path.read_bytes()
     with pytest.raises(CellExecutionError, match="ZeroDivisionError"):
         save_outputs(path, timeout=30)
