@@ -162,21 +162,17 @@ def _needs_run(folder: Path, notebook: Path) -> bool:
 def run_notebook(notebook: Path, timeout: float = 120) -> None:
     """Execute ``notebook`` headless in its folder; its check cell records the result. A
     notebook that stops before its check is recorded as failing, with the reason."""
-    import nbformat
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
+
+    from ._save import execute_notebook
 
     folder = notebook.parent
     chapter = chapter_of(notebook)
     started = time.time()
     source = _code_hash(notebook)
-    nb = nbformat.read(notebook, as_version=4)
-    client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(folder)}}
-    )
     error = ""
     try:
-        client.execute()
+        execute_notebook(notebook, timeout=timeout)
     except CellExecutionError as exc:
         error = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
     except Exception as exc:  # a kernel that died, a timeout: say so in the table

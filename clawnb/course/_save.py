@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -27,9 +28,16 @@ def strip_widgets(nb: dict) -> int:
     return dropped
 
 
-def save_outputs(path: Path, timeout: int = 120) -> int:
-    """Run ``path`` in a fresh kernel (its folder as the working directory) and write it back
-    with its outputs, widgets stripped. Raises on a failing cell; the file is then untouched."""
+def execute_notebook(
+    path: Path,
+    *,
+    timeout: float = 120,
+    allow_errors: bool = False,
+    env: dict[str, str] | None = None,
+) -> Any:
+    """The notebook at ``path`` after running every cell in a fresh python3 kernel, its folder
+    as the working directory. ``env`` is added to the kernel's environment only (this
+    process's stays as it is). Raises on a failing cell unless ``allow_errors``."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -38,10 +46,20 @@ def save_outputs(path: Path, timeout: int = 120) -> int:
         nb,
         timeout=timeout,
         kernel_name="python3",
+        allow_errors=allow_errors,
         store_widget_state=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
-    client.execute()
+    client.execute(**({"env": {**os.environ, **env}} if env else {}))
+    return nb
+
+
+def save_outputs(path: Path, timeout: int = 120) -> int:
+    """Run ``path`` in a fresh kernel (its folder as the working directory) and write it back
+    with its outputs, widgets stripped. Raises on a failing cell; the file is then untouched."""
+    import nbformat
+
+    nb = execute_notebook(path, timeout=timeout)
     dropped = strip_widgets(nb)
     # write beside it, then rename: an interrupted save never leaves half a notebook
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".ipynb.tmp")

@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from notebook_run import execute
-
 from clawnb.course import export, parts
+from clawnb.course._save import execute_notebook
 
 ROOT = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -62,7 +61,7 @@ def test_a_later_export_replaces_an_earlier_piece(tmp_path, monkeypatch):
 
 
 def _run(path, env):
-    nb = execute(path, allow_errors=True, timeout=120, env=env)
+    nb = execute_notebook(path, allow_errors=True, env=env)
     return "\n".join(
         out.get("text", "") + out.get("evalue", "")
         for cell in nb.cells

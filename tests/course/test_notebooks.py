@@ -8,10 +8,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from notebook_run import execute
 
 from clawnb.course import chapters
 from clawnb.course._exercises import make_exercise
+from clawnb.course._save import execute_notebook
 from clawnb.course._where import chapter_notebook
 
 ROOT = Path(__file__).resolve().parents[2] / "notebooks"
@@ -77,6 +77,6 @@ def test_exercise_notebook_is_current_and_fails_its_check(path):
     expected = make_exercise(json.loads(path.read_text()))
     assert exercise.exists(), "run: python -m clawnb.course exercises notebooks notebooks/exercises"
     assert json.loads(exercise.read_text()) == expected, "exercise notebook is out of date"
-    out = check_outputs(execute(exercise, allow_errors=True))
+    out = check_outputs(execute_notebook(exercise, allow_errors=True, timeout=60))
     assert "test result: FAILED." in out, out
     assert "test result: ok." not in out
