@@ -32,13 +32,12 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from .modes import PermissionMode
 from .secrets import is_secret_file
 from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
 from .trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
-from .types import JSON
+from .types import JSON, Tool
 
 __all__ = [
     "CONTROL_FILE_REASON",
@@ -237,7 +236,7 @@ class PermissionEngine:
         return cls(all_rules, Permission.Ask, mode=mode, workspace=workspace)
 
     # -- the book's API ----------------------------------------------------------------------
-    def evaluate(self, tool: Any, args: JSON = None) -> Permission:
+    def evaluate(self, tool: str | Tool, args: JSON = None) -> Permission:
         """``Allow``, ``Deny`` or ``Ask`` for a call of ``tool`` (a name, or a tool object whose
         ``read_only`` attribute the modes consult) with ``args``."""
         return self.decide(tool, args).permission
@@ -246,10 +245,10 @@ class PermissionEngine:
         """The user allowed ``tool`` for the rest of this session."""
         self._session_allows.add(tool)
 
-    def is_allowed(self, tool: Any, args: JSON = None) -> bool:
+    def is_allowed(self, tool: str | Tool, args: JSON = None) -> bool:
         return self.evaluate(tool, args) is Permission.Allow
 
-    def needs_approval(self, tool: Any, args: JSON = None) -> bool:
+    def needs_approval(self, tool: str | Tool, args: JSON = None) -> bool:
         return self.evaluate(tool, args) is Permission.Ask
 
     # -- extensions ----------------------------------------------------------------------------
@@ -263,7 +262,7 @@ class PermissionEngine:
     def set_mode(self, mode: PermissionMode | str | None) -> None:
         self.mode = PermissionMode.parse(mode) if mode is not None else None
 
-    def decide(self, tool: Any, args: JSON = None) -> PermissionDecision:
+    def decide(self, tool: str | Tool, args: JSON = None) -> PermissionDecision:
         """Like :meth:`evaluate`, with the reason and the rule that decided."""
         name, read_only = _describe(tool)
         if self.mode is None:
@@ -373,7 +372,7 @@ def _rule_reason(rule: PermissionRule) -> str:
     return f"rule `{rule.pattern}` says {rule.permission.value}"
 
 
-def _describe(tool: Any) -> tuple[str, bool]:
+def _describe(tool: str | Tool) -> tuple[str, bool]:
     """(name, read_only) of a tool name or tool object; unknown means not read-only."""
     if isinstance(tool, str):
         return tool, False

@@ -74,7 +74,7 @@ class TokenUsage:
             self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
         )
 
-    def to_dict(self) -> dict[str, int]:
+    def to_dict(self) -> JSONObject:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
 
     @classmethod
@@ -96,7 +96,7 @@ class ToolCall:
     arguments: JSON = field(default_factory=dict)
     invalid_arguments: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         data = {"id": self.id, "name": self.name, "arguments": self.arguments}
         if self.invalid_arguments is not None:
             data["invalid_arguments"] = self.invalid_arguments
@@ -126,8 +126,8 @@ class AssistantTurn:
     usage: TokenUsage | None = None
     reasoning: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_dict(self) -> JSONObject:
+        data: JSONObject = {
             "text": self.text,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
             "stop_reason": self.stop_reason.value,
@@ -203,7 +203,7 @@ class Message:
     def tool_result(id: str, content: str) -> _ToolResult:
         return ToolResult(id, content)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         raise NotImplementedError
 
     @staticmethod
@@ -238,7 +238,7 @@ class System(Message):
     content: str
     role: ClassVar[str] = "system"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"role": "system", "content": self.content}
 
 
@@ -252,8 +252,8 @@ class User(Message):
     label: str | None = None
     role: ClassVar[str] = "user"
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {"role": "user", "content": self.content}
+    def to_dict(self) -> JSONObject:
+        data: JSONObject = {"role": "user", "content": self.content}
         if self.label is not None:
             data["label"] = self.label
         return data
@@ -269,7 +269,7 @@ class Assistant(Message):
     turn: AssistantTurn
     role: ClassVar[str] = "assistant"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"role": "assistant", "turn": self.turn.to_dict()}
 
 
@@ -279,7 +279,7 @@ class ToolResult(Message):
     content: str
     role: ClassVar[str] = "tool"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"role": "tool", "id": self.id, "content": self.content}
 
 
@@ -318,7 +318,7 @@ class ToolDefinition:
             self.parameters["required"].append(name)
         return self
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     @classmethod

@@ -21,11 +21,19 @@ that call's card.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
-from ..events import AgentEvent, emit
-from ..executor import Gate, ResultLimit, current_call
-from ..types import JSON, AnyProvider, Message, TokenUsage, Tool, ToolDefinition, ToolSet
+from ..events import AgentEvent, AnyAgentEvent, emit
+from ..executor import Gate, Refusal, ResultLimit, current_call
+from ..types import (
+    JSON,
+    AnyProvider,
+    Message,
+    TokenUsage,
+    Tool,
+    ToolCall,
+    ToolDefinition,
+    ToolSet,
+)
 from .base import BaseTool, ToolError
 
 __all__ = ["MAX_TURNS_EXCEEDED", "SubagentTool"]
@@ -46,7 +54,7 @@ class SubagentTool(BaseTool):
         allowed_tools: Iterable[str] | None = None,
         read_only_tools: bool = False,
         gate: Gate | None = None,
-        on_usage: Callable[[TokenUsage | None], Any] | None = None,
+        on_usage: Callable[[TokenUsage | None], object] | None = None,
         result_limit: ResultLimit | None = None,
         name: str = "subagent",
     ) -> None:
@@ -116,7 +124,7 @@ class SubagentTool(BaseTool):
         messages: list[Message] = [Message.User(task)]
         parent = current_call.get()
 
-        async def forward(event: Any) -> None:
+        async def forward(event: AnyAgentEvent) -> None:
             if isinstance(event, AgentEvent.TurnEnd) and self.on_usage is not None:
                 self.on_usage(event.turn.usage)
             if parent is not None and parent.on_event is not None:
@@ -136,8 +144,8 @@ class _ToolCallsOnly(Gate):
     def __init__(self, inner: Gate) -> None:
         self.inner = inner
 
-    async def before_tool(self, call: Any, tool: Tool) -> Any:
+    async def before_tool(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
         return await self.inner.before_tool(call, tool)
 
-    async def after_tool(self, call: Any, result: str) -> str:
+    async def after_tool(self, call: ToolCall, result: str) -> str:
         return await self.inner.after_tool(call, result)
