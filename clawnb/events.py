@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from .types import JSON, AssistantTurn, TokenUsage, ToolCall
 
@@ -146,7 +146,7 @@ class AgentEvent:
         ignore it: the parent call's result still carries the subagent's answer."""
 
         parent_id: str
-        event: Any
+        event: AnyAgentEvent
         depth: int = 1
 
 
@@ -177,11 +177,13 @@ StreamEventCallback: TypeAlias = Callable[[AnyStreamEvent], Awaitable[None] | No
 """What a streaming provider calls with each event as it arrives (sync or async)."""
 AgentEventCallback: TypeAlias = Callable[[AnyAgentEvent], Awaitable[None] | None]
 """What a loop calls with each event for its front end (sync or async)."""
-EventCallback: TypeAlias = Callable[[Any], Awaitable[None] | None]
-"""Either kind: for code that only passes events on (:func:`emit`)."""
+EventT = TypeVar("EventT")
+EventCallback: TypeAlias = Callable[[EventT], Awaitable[None] | None]
+"""A callback for events of type ``EventT`` (``EventCallback[AnyAgentEvent]`` is
+:data:`AgentEventCallback`): what :func:`emit` delivers to."""
 
 
-async def emit(on_event: EventCallback | None, event: Any) -> None:
+async def emit(on_event: EventCallback[EventT] | None, event: EventT) -> None:
     """Deliver ``event`` to a sync or async callback (``None`` means nobody listens)."""
     if on_event is None:
         return
