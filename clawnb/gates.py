@@ -34,7 +34,7 @@ import dataclasses
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .checkpoints import Checkpoints
 from .events import Approval, ApprovalCallback, ApprovalDecision, ApprovalRequest
@@ -58,6 +58,9 @@ from .safety import (
 from .tools.base import ToolError
 from .trust import control_change_approved
 from .types import JSON, Tool, ToolCall
+
+if TYPE_CHECKING:
+    from .sandbox import SandboxPolicy, SandboxStatus
 
 __all__ = ["GatePipeline", "build_gate"]
 
@@ -95,7 +98,7 @@ class GatePipeline(Gate):
         approve: ApprovalCallback | None = None,
         rules: Iterable[PermissionRule] = (),
         checkpoints: Checkpoints | None = None,
-        sandbox: Any = None,
+        sandbox: SandboxStatus | SandboxPolicy | None = None,
     ) -> GatePipeline:
         """The gate for a ``Config`` (or a dict with the same keys) — the one builder that
         :func:`clawnb.build_agent`, the tests and scripts all use.
@@ -374,7 +377,7 @@ class _WorkspaceRelative:
     """A PathValidator for ``allowed_directory`` that reads relative paths the way the tools
     do — from the workspace — so the check and the tool agree on which file is meant."""
 
-    def __init__(self, validator: Any, workspace: Path) -> None:
+    def __init__(self, validator: PathValidator, workspace: Path) -> None:
         self.validator = validator
         self.workspace = workspace
 
@@ -400,7 +403,7 @@ class _WorkspaceRelative:
         return f"{self.validator!r} (relative to {self.workspace})"
 
 
-def _restrict_paths(gate: Any, allowed_directory: str, workspace: Path) -> None:
+def _restrict_paths(gate: GatePipeline, allowed_directory: str, workspace: Path) -> None:
     """Swap the gate's workspace PathValidator for one that keeps tools in
     ``allowed_directory`` (relative to the workspace unless absolute)."""
     allowed = Path(os.path.expanduser(allowed_directory))
