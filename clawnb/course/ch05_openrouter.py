@@ -13,7 +13,8 @@ import json
 import os
 from contextlib import contextmanager
 
-from ..types import AssistantTurn, Message, StopReason, ToolCall, ToolDefinition
+from ..types import Message, StopReason, ToolDefinition
+from ._helpers import read_call, text_turn, tool_turn, write_call
 from ._suite import Skipped, Suite
 
 suite = Suite("openrouter", "OpenRouterProvider", chapters=["ch05b"])
@@ -31,10 +32,6 @@ def _env(name, value):
             os.environ.pop(name, None)
         else:
             os.environ[name] = old
-
-
-def _tool_turn(text, *calls):
-    return AssistantTurn(text, [ToolCall(*c) for c in calls], StopReason.TOOL_USE)
 
 
 async def _chat(impl, response, messages, tools=()):
@@ -131,7 +128,7 @@ def test_openrouter_convert_messages_user(impl, tmp):
 
 @suite.test
 def test_openrouter_convert_messages_assistant_with_text(impl, tmp):
-    turn = AssistantTurn("response", [], StopReason.STOP)
+    turn = text_turn("response")
     converted = impl.OpenRouterProvider.convert_messages([Message.Assistant(turn)])
     assert len(converted) == 1
     assert converted[0]["role"] == "assistant"
@@ -141,7 +138,7 @@ def test_openrouter_convert_messages_assistant_with_text(impl, tmp):
 
 @suite.test
 def test_openrouter_convert_messages_assistant_with_tool_calls(impl, tmp):
-    turn = _tool_turn(None, ("tc_1", "read", {"path": "file.txt"}))
+    turn = tool_turn(read_call("tc_1", "file.txt"))
     converted = impl.OpenRouterProvider.convert_messages([Message.Assistant(turn)])
     assert len(converted) == 1
     assert converted[0]["role"] == "assistant"
@@ -157,9 +154,9 @@ def test_openrouter_convert_messages_assistant_with_tool_calls(impl, tmp):
 def test_openrouter_convert_messages_full_conversation(impl, tmp):
     messages = [
         Message.User("Read file.txt"),
-        Message.Assistant(_tool_turn(None, ("tc_1", "read", {"path": "file.txt"}))),
+        Message.Assistant(tool_turn(read_call("tc_1", "file.txt"))),
         Message.ToolResult("tc_1", "file contents"),
-        Message.Assistant(AssistantTurn("The file contains: file contents", [], StopReason.STOP)),
+        Message.Assistant(text_turn("The file contains: file contents")),
     ]
     converted = impl.OpenRouterProvider.convert_messages(messages)
     assert [m["role"] for m in converted] == ["user", "assistant", "tool", "assistant"]
@@ -229,10 +226,8 @@ async def test_openrouter_chat_mock_server_tool_calls(impl, tmp):
 
 @suite.test
 def test_openrouter_convert_assistant_multiple_tool_calls(impl, tmp):
-    turn = _tool_turn(
-        "Let me read both",
-        ("tc_1", "read", {"path": "a.txt"}),
-        ("tc_2", "read", {"path": "b.txt"}),
+    turn = tool_turn(
+        read_call("tc_1", "a.txt"), read_call("tc_2", "b.txt"), text="Let me read both"
     )
     converted = impl.OpenRouterProvider.convert_messages([Message.Assistant(turn)])
     assert len(converted) == 1
@@ -243,7 +238,7 @@ def test_openrouter_convert_assistant_multiple_tool_calls(impl, tmp):
 
 @suite.test
 def test_openrouter_convert_tool_call_arguments_serialized(impl, tmp):
-    turn = _tool_turn(None, ("tc_1", "write", {"path": "out.txt", "content": "hello"}))
+    turn = tool_turn(write_call("tc_1", "out.txt", "hello"))
     converted = impl.OpenRouterProvider.convert_messages([Message.Assistant(turn)])
     arguments = converted[0]["tool_calls"][0]["function"]["arguments"]
     assert isinstance(arguments, str)  # a JSON *string*, not an object

@@ -8,18 +8,10 @@ from __future__ import annotations
 import asyncio
 
 from ..types import ToolDefinition
-from ._helpers import file_with, read_call, text_turn, tool_turn
+from ._helpers import error_of, file_with, read_call, text_turn, tool_turn
 from ._suite import Suite
 
 suite = Suite("ask", "AskTool and InputHandler", chapters=["extras"])
-
-
-async def _error(coro) -> str | None:
-    try:
-        await coro
-    except Exception as exc:
-        return str(exc)
-    return None
 
 
 @suite.test
@@ -51,17 +43,17 @@ async def test_ask_ask_with_options(impl, tmp):
 @suite.test
 async def test_ask_ask_missing_question(impl, tmp):
     tool = impl.AskTool(impl.MockInputHandler([]))
-    error = await _error(tool.call({"options": ["a", "b"]}))
+    error = await error_of(tool.call({"options": ["a", "b"]}))
     assert error is not None
-    assert "missing required parameter" in error
+    assert "missing required parameter" in str(error)
 
 
 @suite.test
 async def test_ask_mock_handler_exhausted(impl, tmp):
     tool = impl.AskTool(impl.MockInputHandler([]))
-    error = await _error(tool.call({"question": "Anything?"}))
+    error = await error_of(tool.call({"question": "Anything?"}))
     assert error is not None
-    assert "no more answers" in error
+    assert "no more answers" in str(error)
 
 
 @suite.test
