@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from ..events import AgentEvent
 from ..types import Message
-from ._helpers import Recorder, file_with, raises, read_call, text_turn, tool_turn, write_call
+from ._helpers import (
+    Recorder,
+    bash_call,
+    file_with,
+    raises,
+    read_call,
+    text_turn,
+    tool_turn,
+    write_call,
+)
 from ._suite import Suite
 
 suite = Suite("plan_agent", "PlanAgent", chapters=["ch16"])
@@ -19,9 +28,18 @@ def _systems(messages):
 
 
 def _planner(impl, *responses):
-    """A plan agent with the read and write tools whose model streams ``responses``."""
-    provider = impl.MockStreamProvider(list(responses))
-    return impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.WriteTool())
+    """A plan agent with the read tool whose model streams ``responses``."""
+    return impl.PlanAgent(impl.MockStreamProvider(list(responses))).tool(impl.ReadTool())
+
+
+def _read_write_planner(impl, *responses):
+    """``_planner`` with the write tool too: one that planning must refuse, execution may use."""
+    return _planner(impl, *responses).tool(impl.WriteTool())
+
+
+def _exit_plan(id):
+    """The call that ends planning and submits the plan (its text) for review."""
+    return (id, "exit_plan", {})
 
 
 async def _system_prompt_of_a_plan(agent, task):
@@ -40,7 +58,7 @@ async def _approve(agent, messages, approval):
 
 @suite.test
 async def test_plan_agent_plan_text_response(impl, tmp):
-    agent = _planner(impl, text_turn("Here is my plan."))
+    agent = _read_write_planner(impl, text_turn("Here is my plan."))
     messages = [Message.User("Plan something")]
     assert await agent.plan(messages) == "Here is my plan."
     assert len(messages) == 3  # the injected System, the User, the Assistant
@@ -50,7 +68,7 @@ async def test_plan_agent_plan_text_response(impl, tmp):
 @suite.test
 async def test_plan_agent_plan_with_read_tool(impl, tmp):
     path = file_with(tmp / "info.txt", "important data")
-    agent = _planner(
+    agent = _read_write_planner(
         impl, tool_turn(read_call("c1", path)), text_turn("File contains: important data")
     )
     result = await agent.plan([Message.User("Read the file")])
@@ -60,7 +78,7 @@ async def test_plan_agent_plan_with_read_tool(impl, tmp):
 @suite.test
 async def test_plan_agent_plan_blocks_write_tool(impl, tmp):
     path = tmp / "blocked.txt"
-    agent = _planner(
+    agent = _read_write_planner(
         impl, tool_turn(write_call("c1", path, "hacked")), text_turn("Cannot write in plan mode.")
     )
     messages = [Message.User("Write a file")]
@@ -88,7 +106,7 @@ async def test_plan_agent_plan_blocks_edit_tool(impl, tmp):
 @suite.test
 async def test_plan_agent_execute_allows_write_tool(impl, tmp):
     path = tmp / "output.txt"
-    agent = _planner(
+    agent = _read_write_planner(
         impl, tool_turn(write_call("c1", path, "written!")), text_turn("File written.")
     )
     assert await agent.execute([Message.User("Approved. Execute.")]) == "File written."
@@ -99,7 +117,7 @@ async def test_plan_agent_execute_allows_write_tool(impl, tmp):
 async def test_plan_agent_full_plan_then_execute(impl, tmp):
     read_path = file_with(tmp / "source.txt", "source data")
     write_path = tmp / "dest.txt"
-    agent = _planner(
+    agent = _read_write_planner(
         impl,
         tool_turn(read_call("c1", read_path)),
         text_turn("Plan: copy source data to dest.txt"),
@@ -115,8 +133,7 @@ async def test_plan_agent_full_plan_then_execute(impl, tmp):
 
 @suite.test
 async def test_plan_agent_message_continuity(impl, tmp):
-    provider = impl.MockStreamProvider([text_turn("My plan"), text_turn("Executed")])
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    agent = _planner(impl, text_turn("My plan"), text_turn("Executed"))
     messages = [Message.User("Task")]
     await agent.plan(messages)
     assert len(messages) == 3  # System, User, Assistant
@@ -128,10 +145,8 @@ async def test_plan_agent_message_continuity(impl, tmp):
 
 @suite.test
 async def test_plan_agent_read_only_override(impl, tmp):
-    provider = impl.MockStreamProvider(
-        [tool_turn(("c1", "bash", {"command": "rm -rf /"})), text_turn("Bash blocked.")]
-    )
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool()).tool(impl.BashTool()).read_only(["read"])
+    agent = _planner(impl, tool_turn(bash_call("c1", "rm -rf /")), text_turn("Bash blocked."))
+    agent = agent.tool(impl.BashTool()).read_only(["read"])
     messages = [Message.User("Plan")]
     assert await agent.plan(messages) == "Bash blocked."
     results = _results(messages)
@@ -141,8 +156,7 @@ async def test_plan_agent_read_only_override(impl, tmp):
 
 @suite.test
 async def test_plan_agent_streaming_events_during_plan(impl, tmp):
-    provider = impl.MockStreamProvider([text_turn("Plan text")])
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    agent = _planner(impl, text_turn("Plan text"))
     events = []
     await agent.plan([Message.User("Plan")], events.append)
     assert any(isinstance(e, AgentEvent.TextDelta) for e in events)
@@ -151,7 +165,7 @@ async def test_plan_agent_streaming_events_during_plan(impl, tmp):
 
 @suite.test
 async def test_plan_agent_plan_provider_error(impl, tmp):
-    agent = impl.PlanAgent(impl.MockStreamProvider([])).tool(impl.ReadTool())
+    agent = _planner(impl)
     assert await raises(agent.plan([Message.User("Plan")]))
 
 
@@ -171,14 +185,13 @@ def test_plan_agent_builder_pattern(impl, tmp):
 
 @suite.test
 async def test_plan_agent_system_prompt_injected(impl, tmp):
-    agent = impl.PlanAgent(impl.MockStreamProvider([text_turn("ok")])).tool(impl.ReadTool())
+    agent = _planner(impl, text_turn("ok"))
     assert "PLANNING MODE" in await _system_prompt_of_a_plan(agent, "Task")
 
 
 @suite.test
 async def test_plan_agent_system_prompt_not_duplicated(impl, tmp):
-    provider = impl.MockStreamProvider([text_turn("Plan A"), text_turn("Plan B")])
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    agent = _planner(impl, text_turn("Plan A"), text_turn("Plan B"))
     messages = [Message.User("Task")]
     await agent.plan(messages)
     messages.append(Message.User("Try again"))
@@ -188,7 +201,7 @@ async def test_plan_agent_system_prompt_not_duplicated(impl, tmp):
 
 @suite.test
 async def test_plan_agent_caller_system_prompt_respected(impl, tmp):
-    agent = impl.PlanAgent(impl.MockStreamProvider([text_turn("ok")])).tool(impl.ReadTool())
+    agent = _planner(impl, text_turn("ok"))
     messages = [Message.System("You are a helpful assistant."), Message.User("Task")]
     await agent.plan(messages)
     assert isinstance(messages[0], Message.System)
@@ -199,22 +212,16 @@ async def test_plan_agent_caller_system_prompt_respected(impl, tmp):
 @suite.test
 async def test_plan_agent_exit_plan_tool(impl, tmp):
     path = file_with(tmp / "code.rs", "fn main() {}")
-    provider = impl.MockStreamProvider(
-        [
-            tool_turn(read_call("c1", path)),
-            tool_turn(("c2", "exit_plan", {}), text="Plan: add error handling to main"),
-        ]
-    )
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    plan = "Plan: add error handling to main"
+    agent = _planner(impl, tool_turn(read_call("c1", path)), tool_turn(_exit_plan("c2"), text=plan))
     messages = [Message.User("Refactor this")]
-    assert await agent.plan(messages) == "Plan: add error handling to main"
+    assert await agent.plan(messages) == plan
     assert any("submitted for review" in r.content for r in _results(messages))
 
 
 @suite.test
 async def test_plan_agent_exit_plan_not_in_execute(impl, tmp):
-    provider = impl.MockStreamProvider([tool_turn(("c1", "exit_plan", {})), text_turn("ok")])
-    agent = impl.PlanAgent(provider).tool(impl.ReadTool())
+    agent = _planner(impl, tool_turn(_exit_plan("c1")), text_turn("ok"))
     messages = [Message.User("Execute")]
     assert await agent.execute(messages) == "ok"
     assert any("unknown tool" in r.content for r in _results(messages))
@@ -222,11 +229,8 @@ async def test_plan_agent_exit_plan_not_in_execute(impl, tmp):
 
 @suite.test
 async def test_plan_agent_custom_plan_prompt(impl, tmp):
-    agent = (
-        impl.PlanAgent(impl.MockStreamProvider([text_turn("ok")]))
-        .tool(impl.ReadTool())
-        .plan_prompt("You are a security auditor. Read code and report vulnerabilities.")
-    )
+    auditor = "You are a security auditor. Read code and report vulnerabilities."
+    agent = _planner(impl, text_turn("ok")).plan_prompt(auditor)
     assert "security auditor" in await _system_prompt_of_a_plan(agent, "Audit")
 
 
@@ -235,10 +239,10 @@ async def test_plan_agent_full_flow_with_exit_plan(impl, tmp):
     read_path = file_with(tmp / "src.txt", "hello world")
     write_path = tmp / "out.txt"
     plan = "Plan: uppercase the content and write to out.txt"
-    agent = _planner(
+    agent = _read_write_planner(
         impl,
         tool_turn(read_call("c1", read_path)),
-        tool_turn(("c2", "exit_plan", {}), text=plan),  # the plan comes with the exit_plan call
+        tool_turn(_exit_plan("c2"), text=plan),  # the plan comes with the exit_plan call
         tool_turn(write_call("c3", write_path, "HELLO WORLD")),
         text_turn("Done."),
     )
