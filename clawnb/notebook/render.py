@@ -1189,16 +1189,9 @@ class WidgetView(_View):
         )
         instead.add_class("clawnb-instead")
 
-        def on_instead(_t: Any) -> None:
-            if not answer.done() and instead.value.strip():
-                answer.set_result("deny")
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # see choose()
-            instead.on_submit(on_instead)
-        bar = w.HBox([*buttons, instead], layout=w.Layout(flex_flow="row wrap", width="100%"))
+        _answer_on_enter(instead, answer, "deny")
+        bar = self._bar([*buttons, instead])
         bar.add_class("clawnb-approval")
-        bar.add_class("clawnb-bar")
         self._buttons[card.id] = bar
         self.set_status(card, WAITING, card.note)  # keep why it is asked
         block = self.transcript.block_of(card)
@@ -1249,19 +1242,9 @@ class WidgetView(_View):
             text = w.Text(placeholder=placeholder, layout=w.Layout(width="auto", flex="1 1 14em"))
             submit = w.Button(description="Send", layout=w.Layout(width="auto"))
 
-            def on_submit(_b: Any) -> None:
-                if not answer.done() and text.value.strip():
-                    answer.set_result(text.value)
-
-            submit.on_click(on_submit)
-            with warnings.catch_warnings():
-                # deprecated in ipywidgets 8 but still the only way to hear Enter in a Text
-                # (continuous_update=False also fires on blur, which would send a half answer)
-                warnings.simplefilter("ignore", DeprecationWarning)
-                text.on_submit(lambda _t: on_submit(None))  # Enter sends, like the button
+            submit.on_click(_answer_on_enter(text, answer))  # the button sends, like Enter
             controls += [text, submit]
-        row = w.HBox(controls, layout=w.Layout(flex_flow="row wrap", width="100%"))
-        row.add_class("clawnb-bar")
+        row = self._bar(controls)
         if card_block is not None:
             box = row
             box.add_class("clawnb-question")
@@ -1326,15 +1309,8 @@ class WidgetView(_View):
             button.on_click(on_click)
             controls.append(button)
 
-        def on_enter(_t: Any) -> None:
-            if feedback.value.strip() and not answer.done():
-                answer.set_result("revise")
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # see choose()
-            feedback.on_submit(on_enter)
-        bar = w.HBox([*controls, feedback], layout=w.Layout(flex_flow="row wrap", width="100%"))
-        bar.add_class("clawnb-bar")
+        _answer_on_enter(feedback, answer, "revise")
+        bar = self._bar([*controls, feedback])
         title = w.HTML(value="<b>Plan ready</b> — execute it, revise it, or cancel?")
         box = w.VBox([title, shown, bar])
         box.add_class("clawnb-card")
@@ -1364,12 +1340,36 @@ class WidgetView(_View):
             for c in (*controls, feedback, bar, title, shown, box):
                 c.close()
 
+    def _bar(self, controls: list[Any]) -> Any:
+        """A row of controls that wraps at narrow widths instead of cutting labels."""
+        bar = self._w.HBox(controls, layout=self._w.Layout(flex_flow="row wrap", width="100%"))
+        bar.add_class("clawnb-bar")
+        return bar
+
     def _answering_block(self) -> Block | None:
         for block in reversed(self.transcript.blocks):
             card = block.card
             if card is not None and card.status == ANSWERING and block.widget is not None:
                 return block
         return None
+
+
+def _answer_on_enter(
+    text: Any, answer: asyncio.Future[str], value: str | None = None
+) -> Callable[[Any], None]:
+    """Enter in ``text`` (an ipywidgets ``Text``) answers ``value``, or the typed words when
+    ``value`` is None, once something is typed; returns that handler for a button to share."""
+
+    def send(_source: Any) -> None:
+        if text.value.strip() and not answer.done():
+            answer.set_result(text.value if value is None else value)
+
+    with warnings.catch_warnings():
+        # deprecated in ipywidgets 8 but still the only way to hear Enter in a Text
+        # (continuous_update=False also fires on blur, which would send a half answer)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        text.on_submit(send)
+    return send
 
 
 def _complete_words(text: str) -> str:
