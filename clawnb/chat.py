@@ -271,7 +271,7 @@ class ChatApp:
         self.session: AgentSession | _OwnAgent | None = None
         self._error_shown = False
         self.terminated = 0  # the signal (SIGTERM/SIGHUP) that cancelled a turn, if any
-        self._renderer: TerminalRenderer | None = None  # the current turn's
+        self._renderer: TerminalRenderer | None = None  # the current turn's renderer
 
     # -- output -------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
