@@ -24,12 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from .agent import Phase, StreamingAgent
 from .events import AgentEventCallback
 from .executor import Gate, Refusal
-from .types import JSON, AnyProvider, Message, Tool, ToolCall, ToolDefinition, ToolSet
+from .types import JSON, Message, Tool, ToolCall, ToolDefinition, ToolSet
 
 __all__ = [
     "DEFAULT_PLAN_PROMPT",
@@ -163,17 +163,16 @@ class _PlanningGate(Gate):
 class PlanAgent(StreamingAgent):
     """A streaming agent with a read-only planning phase and an executing phase."""
 
-    def __init__(self, provider: AnyProvider, **options: Any) -> None:
-        super().__init__(provider, **options)
-        self._read_only: set[str] = set(DEFAULT_READ_ONLY)
-        self._plan_prompt = DEFAULT_PLAN_PROMPT
+    # the book's defaults; the builder methods below replace them for one agent
+    _read_only: frozenset[str] = frozenset(DEFAULT_READ_ONLY)
+    _plan_prompt: str = DEFAULT_PLAN_PROMPT
 
     # -- builder ------------------------------------------------------------------------------
     def read_only(self, names: Iterable[str]) -> PlanAgent:
         """Replace the set of tools allowed while planning."""
         if isinstance(names, str):
             raise TypeError("read_only() takes a list of tool names, not a single string")
-        self._read_only = set(names)
+        self._read_only = frozenset(names)
         return self
 
     def plan_prompt(self, prompt: str) -> PlanAgent:
@@ -183,7 +182,7 @@ class PlanAgent(StreamingAgent):
 
     @property
     def read_only_tools(self) -> frozenset[str]:
-        return frozenset(self._read_only)
+        return self._read_only
 
     # -- phases -------------------------------------------------------------------------------
     async def plan(
