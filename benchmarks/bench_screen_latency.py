@@ -17,26 +17,31 @@ whole answer up to and including token *i*, whitespace-normalised the same way. 
 added to the text, so the answer is measured as it would be read.
 
 Two workloads, because one rule of the live view depends on the words themselves. The live view
-never shows the end of the text while it could still be the start of a secret (a key the model
-echoes in pieces must not reach the screen, or the widget's saved state, half-scrubbed): that end
-is held back until the next token shows whether it is one. Every kernel registers its own
-connection (HMAC) key as a secret, and that key's hex encoding starts with ``3`` or ``6``, so any
-text ending in ``3`` or ``6`` waits one token; so do a lone ``A``, ``s``, ``be``… (the first
-letters of the key shapes ``AIza…``, ``sk-…``, ``Bearer …``) and the key's own first characters.
+never shows an end of the text that could still be the start of a secret (a key the model echoes
+in pieces must not reach the screen, or the widget's saved state, before it can be scrubbed
+whole): that end waits for the next token, which shows whether it was one. Every kernel
+registers its own connection (HMAC) key as a secret. Jupyter makes that key of hex digits, so
+its hex encoding starts with ``3`` or ``6``, and any text ending in that digit waits one token;
+so does a text ending in the key's first character or the first character of one of its base64
+forms, and a lone ``A``, ``s``, ``be``… at a word start (the start of the key shapes ``AIza…``,
+``sk-…``, ``Bearer …``).
 
-* ``prose`` (the default's headline): an English answer of about 340 words, streamed word by
-  word — what users see. A few percent of its tokens are held.
-* ``numbered``: `` w000``, `` w001`` … (80 tokens): every token ends in a digit, so one in five
-  ends in ``3`` or ``6`` and waits for the next token — the worst case for the hold-back,
-  kept to show what it costs.
+* ``prose``: an English answer of 351 words, streamed word by word — what users see. With most
+  keys about 1 % of its tokens are held; with a key starting with ``a``, ``d`` or ``e`` (about
+  one kernel in five) every word ending in that letter is held too, 8–12 %.
+* ``numbered``: `` w000``, `` w001`` … (80 tokens): every token ends in a digit, so one in ten
+  or one in five (by key) waits for the next token — the hold-back's worst case, kept to show
+  what the rule costs.
 
-For each workload it prints p50/p95/max of send → visible for both cells, the share of tokens
-seen one interval or more after they were sent ("held": for clawnb, nearly always the
-hold-back; for print(), only a stalled machine), and the p95 ratio; the prose ratio comes last.
-Goal: clawnb p95 <= 100 ms and <= 1.5x the plain-print p95.
+For each workload it prints p50/p95/max of send → visible for both cells; the share of tokens
+seen one interval or more after they were sent ("held": on the print() side, the machine's own
+stalls); how many tokens the hold-back delays with this run's kernel key (read from the
+kernel's connection file, computed with the kernel's own redactor) and over 1,000 random keys
+of Jupyter's shape; and the p95 ratio, the prose ratio last. Goal: clawnb p95 <= 100 ms and
+<= 1.5x the plain-print p95.
 
     python benchmarks/bench_screen_latency.py [--tokens both|prose|numbered] [--interval-ms 40]
-                                              [--count 80]
+                                              [--count 80] [--kernel-key KEY]
 
 Needs the ``e2e`` extra and /usr/bin/chromium (``.ci/e2e-setup.sh``).
 """
@@ -231,7 +236,7 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def _start_lab(base: Path) -> tuple[subprocess.Popen[bytes], LabServer]:
+def _start_lab(base: Path, kernel_key: str | None) -> tuple[subprocess.Popen[bytes], LabServer]:
     import secrets
     import urllib.request
 
@@ -260,6 +265,7 @@ def _start_lab(base: Path) -> tuple[subprocess.Popen[bytes], LabServer]:
             f"--ServerApp.root_dir={root}",
             f"--IdentityProvider.token={token}",
             "--ServerApp.terminals_enabled=False",
+            *([f"--Session.key={kernel_key}"] if kernel_key else []),
         ],
         cwd=root,
         env=env,
@@ -284,7 +290,7 @@ SIDES = (("claw", "%%claw cell (clawnb live view)"), ("print", "print() in a cel
 
 
 def measure(
-    workloads: dict[str, list[str]], interval_ms: float
+    workloads: dict[str, list[str]], interval_ms: float, kernel_key: str | None = None
 ) -> tuple[dict[str, list[float]], str]:
     """Send → visible delays in ms, per model name ``bench-<side>-<workload>``, every token but
     the last (shown when the turn ends, not while streaming); and the kernel's key."""
@@ -306,7 +312,7 @@ def measure(
             names[str(len(cells) - 1)] = name
     streamed = sum(len(tokens) for tokens in workloads.values()) * 2 * interval_ms / 1000
     with tempfile.TemporaryDirectory() as tmp:
-        proc, server = _start_lab(Path(tmp))
+        proc, server = _start_lab(Path(tmp), kernel_key)
         try:
             notebook = server.write_notebook("latency.ipynb", cells)
             with sync_playwright() as pw:
@@ -370,13 +376,18 @@ def main() -> None:
     )
     parser.add_argument("--interval-ms", type=float, default=40.0)
     parser.add_argument("--count", type=int, default=80, help="tokens of the numbered workload")
+    parser.add_argument(
+        "--kernel-key",
+        help="the kernel's connection key (default: a random one, as Jupyter makes): to see "
+        "what a given key's hold-back costs",
+    )
     args = parser.parse_args()
     workloads: dict[str, list[str]] = {}
     if args.tokens in ("both", "numbered"):
         workloads["numbered"] = numbered_tokens(args.count)
     if args.tokens in ("both", "prose"):
         workloads["prose"] = prose_tokens()
-    delays, key = measure(workloads, args.interval_ms)
+    delays, key = measure(workloads, args.interval_ms, args.kernel_key)
     print(f"one token every {args.interval_ms:.0f} ms; server send -> visible in the DOM")
     ratios = {}
     for workload, tokens in workloads.items():

@@ -79,3 +79,12 @@ def test_a_token_is_visible_only_once_the_text_up_to_it_is_shown() -> None:
     assert visible("From 2023 on,") == 3
     # a paragraph break, rendered as separate paragraphs, reads as one space
     assert visible("From 2023 on,\nthe model\n1.2k tokens") == 5
+
+
+def test_the_hold_back_count_follows_the_kernel_key() -> None:
+    bench = _bench()
+    tokens = [" read", " the", " 2023", " notes"]
+    # a key starting with "e": its first character, and the "6" its hex form starts with
+    assert bench.held_by_rule(tokens, "e0000000-" + "0" * 24) == [False, True, False, False]
+    # a key starting with "7": hex "37…", so a text ending in "3" may still become it
+    assert bench.held_by_rule(tokens, "70000000-" + "0" * 24) == [False, False, True, False]
