@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..events import AgentEvent
-from ..secrets import StreamRedactor, redactor
+from ..secrets import Redactor, StreamRedactor, redactor
 from .sanitize import sanitize_markdown
 from .secrets import scrub
 
@@ -1130,7 +1130,7 @@ class WidgetView(_View):
     def _markdown(self, block: Block) -> str:
         # while the turn streams, a trailing word that may be a key in the making waits for
         # the next update: a key must not reach the widget state half-scrubbed
-        text = block.text if block.closed else _complete_words(block.text)
+        text = block.text if block.closed else shown_while_streaming(block.text)
         return scrub(answer_markdown(text))
 
     def _html(self, block: Block) -> str:
@@ -1139,9 +1139,9 @@ class WidgetView(_View):
                 return _pre(block.text)
             # while the turn streams, a trailing word that may be a key in the making waits
             # for the next update: a key must not reach the widget state half-scrubbed
-            return _pre(_complete_words(block.text))
+            return _pre(shown_while_streaming(block.text))
         if block.kind == "reasoning":
-            text = block.text if block.closed else _complete_words(block.text)
+            text = block.text if block.closed else shown_while_streaming(block.text)
             return _pre(text, "clawnb-muted")
         if block.kind == "note":
             return f"<i>{html.escape(scrub(block.text))}</i>"
@@ -1372,10 +1372,23 @@ def _answer_on_enter(
     return send
 
 
-def _complete_words(text: str) -> str:
+_SHOWN_AT_ONCE = 1  # characters of a possible key's start the live view need not hold back
+
+
+def shown_while_streaming(text: str, using: Redactor = redactor) -> str:
     """``text`` without a trailing word that may still be a key in the making (the rule the
-    terminal's stream follows too: :meth:`clawnb.secrets.Redactor.settled`)."""
-    return redactor.settled(text)[0]
+    terminal's stream follows too: :meth:`clawnb.secrets.Redactor.settled`), except a single
+    character.
+
+    Unlike the terminal, which cannot take back what it printed, the live view re-renders and
+    re-redacts the whole answer on every update: a character shown now that turns out to start
+    a key is replaced with the rest of that key by the next update. One character of a key (or
+    of its hex or base64) tells nothing, while holding it would make every word that ends like
+    a known key's first character (the kernel's key starts with a hex digit, its hex with "3"
+    or "6") wait for the next token.
+    """
+    ready, held = using.settled(text)
+    return text if len(held) <= _SHOWN_AT_ONCE else ready
 
 
 def _pre(text: str, css_class: str = "") -> str:

@@ -542,6 +542,25 @@ async def test_widget_never_holds_half_a_streamed_key(monkeypatch) -> None:
     assert "thinking about ***" in shown_html(reasoning_block.widget)
 
 
+async def test_the_live_view_shows_one_held_character_at_once_and_redacts_the_whole_key_later(
+    monkeypatch,
+) -> None:
+    # "p" may start the key, yet one character of it tells nothing and the next update
+    # re-redacts the whole answer; two characters of it wait, as on the terminal
+    secret = "plain-value-of-the-gateway-key-123"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    view, _ = make_view()
+    sent: list[str] = []
+    for piece in ["the word p", "l", "ain-value-of-the-gateway-key-123 done, p"]:
+        view(AgentEvent.TextDelta(piece))
+        view.throttle.flush_now()
+        sent.append(shown_html(view.transcript.blocks[-1].widget))
+    assert "the word p" in sent[0]  # shown without waiting for the next token
+    assert "the word" in sent[1] and "the word p" not in sent[1]  # "pl" is held
+    assert "the word *** done, p" in sent[2]
+    assert not any(secret[:2] in value for value in sent), sent
+
+
 def test_text_view_prints_the_code_of_a_run_python_call() -> None:
     import io
 
