@@ -21,17 +21,15 @@ never shows an end of the text that could still be the start of a secret (a key 
 in pieces must not reach the screen, or the widget's saved state, before it can be scrubbed
 whole): that end waits for the next token, which shows whether it was one. Every kernel
 registers its own connection (HMAC) key as a secret. Jupyter makes that key of hex digits, so
-its hex encoding starts with ``3`` or ``6``, and any text ending in that digit waits one token;
-so does a text ending in the key's first character or the first character of one of its base64
-forms, and a lone ``A``, ``s``, ``be``… at a word start (the start of the key shapes ``AIza…``,
-``sk-…``, ``Bearer …``).
+its hex encoding starts with ``3`` or ``6``. A single such character is shown at once (the view
+re-redacts the whole answer on every update, so a key that follows is still replaced whole);
+two or more wait, e.g. a text ending in ``37`` when the key's hex form starts so, or ``be`` at a
+word start (``Bearer …``).
 
 * ``prose``: an English answer of 351 words, streamed word by word — what users see. With most
-  keys about 1 % of its tokens are held; with a key starting with ``a``, ``d`` or ``e`` (about
-  one kernel in five) every word ending in that letter is held too, 8–12 %.
-* ``numbered``: `` w000``, `` w001`` … (80 tokens): every token ends in a digit, so one in ten
-  or one in five (by key) waits for the next token — the hold-back's worst case, kept to show
-  what the rule costs.
+  keys none of its tokens is held.
+* ``numbered``: `` w000``, `` w001`` … (80 tokens): every token ends in a digit, the worst case
+  for the hold-back (about 1 % held), kept to show what the rule costs.
 
 For each workload it prints p50/p95/max of send → visible for both cells; the share of tokens
 seen one interval or more after they were sent ("held": on the print() side, the machine's own
