@@ -61,6 +61,7 @@ commands:
   /plan <task>    plan with read-only tools, then choose: execute, revise, or drop
   /cost           tokens and cost so far, and the context size
   /compact        summarise older messages now
+  /undo           put back the files the last turn changed (subagents' changes too)
   /sessions       list saved sessions
   /resume [id]    continue a saved session (default: the most recent other one)
   /clear          start a new, empty conversation
@@ -497,6 +498,8 @@ class ChatApp:
                 self.do_cost()
             case "compact":
                 self.do_compact()
+            case "undo":
+                self.say(self.clawnb_session.undo())
             case "sessions":
                 self.do_sessions()
             case "resume":
@@ -646,7 +649,7 @@ class _OwnAgent:
     the chat's approver and question handler attached (the Session protocol's ``handlers``),
     and the few things the REPL reads of clawnb's session have neutral values."""
 
-    UNSUPPORTED = ("plan", "cost", "compact", "sessions", "resume", "clear")
+    UNSUPPORTED = ("plan", "cost", "compact", "undo", "sessions", "resume", "clear")
 
     class _NoCompaction:
         compactions = 0

@@ -623,6 +623,37 @@ def test_resume_with_no_save_is_refused_not_ignored(tmp_path):
     assert "resumed None" not in proc.stdout
 
 
+def test_undo_puts_back_what_the_last_turn_changed(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("original\n")
+    write = {"path": "notes.txt", "content": "rewritten\n"}
+    new = {"path": "new.txt", "content": "fresh\n"}
+    model = scripted_model(
+        tmp_path / "s.jsonl",
+        [
+            {"tool_calls": [{"id": "r", "name": "read", "arguments": {"path": "notes.txt"}}]},
+            {
+                "tool_calls": [
+                    {"id": "w", "name": "write", "arguments": write},
+                    {"id": "n", "name": "write", "arguments": new},
+                ]
+            },
+            {"text": "rewrote it"},
+        ],
+    )
+    proc = _run_chat(
+        tmp_path,
+        *("--model", model, "--workspace", str(ws), "--no-color", "--approve", "allow"),
+        input="rewrite notes\n/undo\n/undo\n/exit\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "rewrote it" in proc.stdout
+    assert (ws / "notes.txt").read_text() == "original\n"
+    assert not (ws / "new.txt").exists()
+    assert "undo rewrite notes" in proc.stdout and "nothing to undo" in proc.stdout
+
+
 def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     # Python switches readline's bracketed paste off, so each pasted line was sent as a
     # message of its own (and later lines could answer the first turn's questions).
