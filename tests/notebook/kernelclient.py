@@ -7,6 +7,7 @@ import os
 import queue
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,11 +85,13 @@ class Kernel:
         allow_stdin: bool = True,
         interrupt_after: float | None = None,
         interrupt_when: str | None = None,
+        interrupt_if: Callable[[Run], bool] | None = None,
         timeout: float = 30,
         stdin_reply: str | None = None,
     ) -> Run:
-        """Run ``code``; interrupt after a delay or once ``interrupt_when`` appears in the
-        output; return the outputs as a notebook would keep them."""
+        """Run ``code``; interrupt after a delay, once ``interrupt_when`` appears in the
+        output, or once ``interrupt_if(run so far)`` holds; return the outputs as a notebook
+        would keep them."""
         frontend = frontend or Frontend(render=False)
         run = Run()
         msg_id = self.kc.execute(code, allow_stdin=allow_stdin)
@@ -98,9 +101,15 @@ class Kernel:
         clicked: set[str] = set()
         while time.monotonic() - start < timeout:
             now = time.monotonic()
-            want_interrupt = (interrupt_after is not None and now - start > interrupt_after) or (
-                interrupt_when is not None
-                and (interrupt_when in seen_text or any(interrupt_when in p for p in run.prompts))
+            want_interrupt = (
+                (interrupt_after is not None and now - start > interrupt_after)
+                or (
+                    interrupt_when is not None
+                    and (
+                        interrupt_when in seen_text or any(interrupt_when in p for p in run.prompts)
+                    )
+                )
+                or (interrupt_if is not None and interrupt_if(run))
             )
             if want_interrupt and interrupted_at is None:
                 self.km.interrupt_kernel()

@@ -134,7 +134,8 @@ def test_interrupt_during_streaming(kernel, workspace) -> None:
         run = kernel.execute(
             f"%%claw --new --model slow --base-url {url}\nstream forever",
             frontend=Frontend(),
-            interrupt_after=1.5,
+            # once a few words are on screen (a fixed delay raced a slow kernel start)
+            interrupt_if=lambda run: str(run.widget_updates).count("tick") >= 3,
         )
     finally:
         server.shutdown()
@@ -143,6 +144,13 @@ def test_interrupt_during_streaming(kernel, workspace) -> None:
     assert "interrupted" in run.text and "tick" in run.text
     assert SlowSSE.disconnected.wait(3), "the HTTP stream was not closed"
     history_ok(kernel)
+
+
+def _written(path: Path) -> bool:
+    try:
+        return bool(path.read_text().strip())
+    except FileNotFoundError:
+        return False
 
 
 def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> None:
@@ -167,7 +175,9 @@ def test_interrupt_during_bash_kills_the_process_group(kernel, workspace) -> Non
     )
     run = kernel.execute(
         "%%claw --new --model scripted:b.jsonl --approve allow\nrun it",
-        interrupt_after=2.0,
+        # once the background job runs and its pid is written (a fixed delay could come
+        # before the tool started)
+        interrupt_if=lambda run: _written(workspace / "bg.pid"),
         allow_stdin=False,
     )
     assert run.interrupt_to_idle is not None and run.interrupt_to_idle < 2.5, run.interrupt_to_idle
