@@ -36,22 +36,19 @@ def execute_notebook(
     env: dict[str, str] | None = None,
 ) -> Any:
     """The notebook at ``path`` after running every cell in a fresh python3 kernel, its folder
-    as the working directory. ``env`` is added to the kernel's environment only (this
-    process's stays as it is). Raises on a failing cell unless ``allow_errors``."""
-    import nbformat
-    from nbclient import NotebookClient
+    as the working directory (the notebook layer's runner, with the course's settings: no
+    widget state kept). ``env`` is added to the kernel's environment only. Raises on a
+    failing cell unless ``allow_errors``."""
+    from ..notebook.headless import execute_notebook as execute
 
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
-        nb,
+    return execute(
+        path,
         timeout=timeout,
         kernel_name="python3",
         allow_errors=allow_errors,
+        env=env,
         store_widget_state=False,
-        resources={"metadata": {"path": str(path.parent)}},
     )
-    client.execute(**({"env": {**os.environ, **env}} if env else {}))
-    return nb
 
 
 def save_outputs(path: Path, timeout: int = 120) -> int:

@@ -11,36 +11,45 @@ plain text. Command line::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["QUICKSTART", "main", "run_notebook", "run_quickstart", "transcript"]
+__all__ = ["QUICKSTART", "execute_notebook", "main", "run_notebook", "run_quickstart", "transcript"]
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "00_quickstart.ipynb"
 
 
-@contextlib.contextmanager
-def _env(**values: str | None) -> Iterator[None]:
-    # the kernel inherits our environment; restore it afterwards
-    saved = {k: os.environ.get(k) for k in values}
-    try:
-        _set_env(values)
-        yield
-    finally:
-        _set_env(saved)
+def execute_notebook(
+    path: str | os.PathLike[str],
+    *,
+    timeout: float = 120,
+    kernel_name: str | None = None,
+    allow_errors: bool = False,
+    env: dict[str, str] | None = None,
+    **options: Any,
+) -> Any:
+    """The notebook at ``path`` after running every cell in a fresh kernel, its folder as the
+    working directory. ``env`` is added to the kernel's environment only (this process's stays
+    as it is); ``options`` go to nbclient's ``NotebookClient``. Raises nbclient's
+    ``CellExecutionError`` on a failing cell unless ``allow_errors``."""
+    import nbformat
+    from nbclient import NotebookClient
 
-
-def _set_env(values: dict[str, str | None]) -> None:
-    """Set each variable; ``None`` unsets it."""
-    for k, v in values.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    nb_path = Path(path).resolve()
+    nb = nbformat.read(nb_path, as_version=4)
+    if kernel_name:
+        options["kernel_name"] = kernel_name
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        allow_errors=allow_errors,
+        resources={"metadata": {"path": str(nb_path.parent)}},
+        **options,
+    )
+    client.execute(**({"env": {**os.environ, **env}} if env else {}))
+    return nb
 
 
 def run_notebook(
@@ -51,19 +60,18 @@ def run_notebook(
     kernel_name: str | None = None,
     save: str | os.PathLike[str] | None = None,
 ) -> Any:
-    """Execute ``path`` in a fresh kernel (cwd = the notebook's folder) and return the
-    executed notebook. Raises nbclient's ``CellExecutionError`` if a cell fails."""
+    """Execute ``path`` in a fresh kernel (cwd = the notebook's folder), tool approvals
+    answered by the ``approval`` policy, and return the executed notebook (also written to
+    ``save``). Raises nbclient's ``CellExecutionError`` if a cell fails."""
     import nbformat
-    from nbclient import NotebookClient
 
-    nb_path = Path(path).resolve()
-    nb = nbformat.read(nb_path, as_version=4)
-    options: dict[str, Any] = {"timeout": timeout, "allow_errors": False, "coalesce_streams": True}
-    if kernel_name:
-        options["kernel_name"] = kernel_name
-    client = NotebookClient(nb, resources={"metadata": {"path": str(nb_path.parent)}}, **options)
-    with _env(CLAWNB_APPROVAL=approval, PYTHONWARNINGS="ignore"):
-        client.execute()
+    nb = execute_notebook(
+        path,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        env={"CLAWNB_APPROVAL": approval, "PYTHONWARNINGS": "ignore"},
+        coalesce_streams=True,
+    )
     if save is not None:
         nbformat.write(nb, save)
     return nb
