@@ -106,6 +106,7 @@ class _Loop:
     """What SimpleAgent, StreamingAgent and PlanAgent share: tools, gate, limits, the loop."""
 
     streams = False  # ask a StreamProvider for a streamed turn (StreamingAgent)
+    max_concurrency = 10  # concurrency-safe calls of one turn that run at once
 
     def __init__(
         self,
@@ -117,7 +118,6 @@ class _Loop:
         system_prompt: str | None = None,
         context: ContextManager | None = None,
         result_limit: ResultLimit | None = None,
-        max_concurrency: int = 10,
     ) -> None:
         self.provider = provider
         self.tools = ToolSet(tools)
@@ -126,7 +126,6 @@ class _Loop:
         self.system_prompt = system_prompt
         self.context = context
         self.result_limit = result_limit
-        self.max_concurrency = max_concurrency
 
     def tool(self, tool: Tool) -> Self:
         """Register a tool (builder style; a duplicate name replaces the earlier tool)."""

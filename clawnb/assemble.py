@@ -113,21 +113,34 @@ class AgentSession:
     history: list[Message]
     cost: CostTracker
     context: ContextManager
-    gate: Gate | None
     config: Config
-    provider: AnyProvider
     workspace: Path
-    system_prompt: str
-    tools: ToolSet
     model: str
     mode: str
     store: SessionStore | None = None
-    streaming: bool = True
     sandbox: SandboxStatus | None = None  # how bash and shell hooks run
     approvals: ApprovalProxy = field(default_factory=ApprovalProxy)
     questions: InputProxy = field(default_factory=InputProxy)
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     _plan_agent: PlanAgent | None = field(default=None, repr=False)
+
+    # The loop's own parts, named here for the session's methods and front ends to read: one
+    # place holds them, so a model switch or a nested loop cannot see a stale copy.
+    @property
+    def provider(self) -> AnyProvider:
+        return self.agent.provider
+
+    @property
+    def gate(self) -> Gate | None:
+        return self.agent.gate
+
+    @property
+    def tools(self) -> ToolSet:
+        return self.agent.tools
+
+    @property
+    def system_prompt(self) -> str:
+        return self.agent.system_prompt or ""
 
     # -- front-end wiring -----------------------------------------------------------------------
     def handlers(
@@ -171,7 +184,6 @@ class AgentSession:
             self._set_provider(provider)
 
     def _set_provider(self, provider: AnyProvider) -> None:
-        self.provider = provider
         self.agent.provider = provider
         if self._plan_agent is not None:
             self._plan_agent.provider = provider
@@ -224,7 +236,7 @@ class AgentSession:
         In ``plan`` mode this is :meth:`run_plan`: ``review`` decides what happens to the plan
         (without one the plan is returned and nothing is executed)."""
         if self.mode == PermissionMode.PLAN.value:
-            return await self.run_plan(prompt, on_event, review=review)
+            return await self.run_plan(prompt, on_event, review)
         with self.checkpoints.turn(_label(prompt)):
             self.history.append(Message.User(prompt))
             try:
@@ -239,11 +251,7 @@ class AgentSession:
                 raise
 
     async def run_plan(
-        self,
-        prompt: str,
-        on_event: AgentEventCallback | None = None,
-        *,
-        review: PlanReview | None = None,
+        self, prompt: str, on_event: AgentEventCallback | None, review: PlanReview | None
     ) -> str:
         """Plan → review → execute, the one home of it (chat ``/plan``, plan mode in every
         front end): plan with read-only tools, hand the plan to ``review``; ``execute`` runs
@@ -562,15 +570,10 @@ def build_agent(
         history=history if history is not None else [],
         cost=cost,
         context=context,
-        gate=the_gate,
         config=config,
-        provider=provider,
         workspace=ws,
-        system_prompt=system_prompt,
-        tools=toolset,
         model=model_name,
         mode=session_mode.value,
-        streaming=streaming,
         sandbox=sandbox,
         approvals=approvals,
         questions=questions,

@@ -415,7 +415,7 @@ class ChatApp:
         if not task:
             self.say("usage: /plan <what to do>")
             return
-        self.run(self.clawnb_session.run_plan(task, self.renderer(), review=self.review_plan))
+        self.run(self.clawnb_session.run_plan(task, self.renderer(), self.review_plan))
 
     async def review_plan(self, plan: str) -> PlanVerdict:
         """The chat's plan reviewer (``/plan`` and ``--mode plan``): execute, drop, or type

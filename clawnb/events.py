@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeAlias, TypeVar
 
-from .types import JSON, AssistantTurn, TokenUsage, ToolCall
+from .types import JSON, AssistantTurn, TokenUsage, ToolCall, Variant
 
 __all__ = [
     "AgentEvent",
@@ -40,44 +40,36 @@ __all__ = [
 class StreamEvent:
     """Namespace of stream events: ``StreamEvent.TextDelta("Hi")`` etc."""
 
-    @dataclass(frozen=True)
-    class TextDelta:
+    class TextDelta(Variant):
         text: str
 
-    @dataclass(frozen=True)
-    class ToolCallStart:
+    class ToolCallStart(Variant):
         index: int
         id: str
         name: str
 
-    @dataclass(frozen=True)
-    class ToolCallDelta:
+    class ToolCallDelta(Variant):
         index: int
         arguments: str
 
-    @dataclass(frozen=True)
-    class Done:
+    class Done(Variant):
         pass
 
     # Extensions beyond the book: real servers send these.
-    @dataclass(frozen=True)
-    class ReasoningDelta:
+    class ReasoningDelta(Variant):
         text: str
 
-    @dataclass(frozen=True)
-    class Usage:
+    class Usage(Variant):
         usage: TokenUsage
 
 
 class AgentEvent:
     """Namespace of agent events: ``AgentEvent.TextDelta``, ``AgentEvent.ToolCall`` … ."""
 
-    @dataclass(frozen=True)
-    class TextDelta:
+    class TextDelta(Variant):
         text: str
 
-    @dataclass(frozen=True)
-    class ToolCall:
+    class ToolCall(Variant):
         """A tool call was announced (before it is gated or run). ``summary`` is the book's
         ``tool_summary`` line."""
 
@@ -86,29 +78,24 @@ class AgentEvent:
         id: str = ""
         arguments: JSON = None
 
-    @dataclass(frozen=True)
-    class Done:
+    class Done(Variant):
         text: str
 
-    @dataclass(frozen=True)
-    class Error:
+    class Error(Variant):
         message: str
 
     # Extensions beyond the book, for rich front ends.
-    @dataclass(frozen=True)
-    class ReasoningDelta:
+    class ReasoningDelta(Variant):
         text: str
 
-    @dataclass(frozen=True)
-    class ToolOutput:
+    class ToolOutput(Variant):
         """Output a running call produced so far (bash's stdout/stderr as it arrives), for
         front ends that show it live. The call's result is still the whole story."""
 
         id: str
         text: str
 
-    @dataclass(frozen=True)
-    class ToolRunning:
+    class ToolRunning(Variant):
         """The call passed every gate and is now running. ``note`` says how, where the tool
         knows (bash: ``"sandboxed: workspace-write, no network"`` or why not)."""
 
@@ -116,8 +103,7 @@ class AgentEvent:
         name: str
         note: str = ""
 
-    @dataclass(frozen=True)
-    class ToolResult:
+    class ToolResult(Variant):
         """A call finished. ``outcome`` is ``ok``, ``error``, ``denied``, ``blocked`` or
         ``interrupted``."""
 
@@ -126,21 +112,18 @@ class AgentEvent:
         content: str
         outcome: str = "ok"
 
-    @dataclass(frozen=True)
-    class TurnEnd:
+    class TurnEnd(Variant):
         """The model finished one reply (usage, if the server reported it, is on the turn)."""
 
         turn: AssistantTurn
 
-    @dataclass(frozen=True)
-    class ContextRecovered:
+    class ContextRecovered(Variant):
         """The server refused the conversation as longer than its context window; the context
         manager made it fit (``note`` says how) and the request is being sent again."""
 
         note: str
 
-    @dataclass(frozen=True)
-    class Nested:
+    class Nested(Variant):
         """An event of a nested loop (a subagent) working for the tool call ``parent_id``.
         ``depth`` is 1 for a subagent's own events. Front ends that do not know it may
         ignore it: the parent call's result still carries the subagent's answer."""

@@ -33,13 +33,12 @@ import inspect
 import json
 import os
 from collections.abc import Awaitable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from .errors import ClawError
 from .secrets import redact, redactor
 from .shell import glob_match
-from .types import JSON
+from .types import JSON, Variant
 
 if TYPE_CHECKING:
     from .sandbox import SandboxPolicy, SandboxStatus
@@ -63,23 +62,19 @@ __all__ = [
 class HookEvent:
     """Namespace of hook events: ``HookEvent.PreToolCall("bash", {"command": "ls"})`` …"""
 
-    @dataclass(frozen=True)
-    class PreToolCall:
+    class PreToolCall(Variant):
         tool_name: str
         args: JSON
 
-    @dataclass(frozen=True)
-    class PostToolCall:
+    class PostToolCall(Variant):
         tool_name: str
         args: JSON
         result: str
 
-    @dataclass(frozen=True)
-    class AgentStart:
+    class AgentStart(Variant):
         prompt: str
 
-    @dataclass(frozen=True)
-    class AgentEnd:
+    class AgentEnd(Variant):
         response: str
 
 
@@ -87,16 +82,13 @@ class HookAction:
     """Namespace of hook answers: ``HookAction.Continue()``, ``HookAction.Block(reason)``,
     ``HookAction.ModifyArgs(args)``. They compare by value."""
 
-    @dataclass(frozen=True)
-    class Continue:
+    class Continue(Variant):
         pass
 
-    @dataclass(frozen=True)
-    class Block:
+    class Block(Variant):
         reason: str
 
-    @dataclass(frozen=True)
-    class ModifyArgs:
+    class ModifyArgs(Variant):
         args: JSON
 
 

@@ -59,15 +59,12 @@ class Session(Protocol):
     mode: str
 
     async def send(
-        self,
-        prompt: str,
-        on_event: AgentEventCallback | None = None,
-        *,
-        review: PlanReview | None = None,
+        self, prompt: str, on_event: AgentEventCallback | None, *, review: PlanReview | None
     ) -> str:
         """Append ``prompt`` as a user message, run the agent until it answers, return its
         text. ``review`` (plan mode only) decides what happens to a plan: see
-        :class:`clawnb.planning.PlanReview`."""
+        :class:`clawnb.planning.PlanReview`. Front ends pass both; an implementation may give
+        them defaults (:class:`~clawnb.assemble.AgentSession` does: ``None``)."""
         ...
 
     def handlers(
@@ -78,11 +75,7 @@ class Session(Protocol):
         ...
 
     def configure(
-        self,
-        *,
-        mode: str | None = None,
-        max_turns: int | None = None,
-        model: str | None = None,
+        self, *, mode: str | None = None, max_turns: int | None = None, model: str | None = None
     ) -> None:
         """Change the permission mode, the turn limit or the model for later turns."""
         ...

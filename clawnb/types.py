@@ -19,7 +19,15 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Protocol,
+    TypeAlias,
+    dataclass_transform,
+    runtime_checkable,
+)
 
 if TYPE_CHECKING:  # events.py builds on these nouns; only the type checker needs its names
     from .events import StreamEventCallback
@@ -38,6 +46,7 @@ __all__ = [
     "ToolCall",
     "ToolDefinition",
     "ToolSet",
+    "Variant",
     "compact_json",
     "complete",
 ]
@@ -48,6 +57,17 @@ JSON: TypeAlias = "dict[str, JSON] | list[JSON] | str | int | float | bool | Non
 the model may send anything, so a tool narrows before it reads)."""
 JSONObject: TypeAlias = "dict[str, JSON]"
 """A JSON object: tool arguments once a tool has checked them, a hook's ``{"args": …}``."""
+
+
+@dataclass_transform(frozen_default=True)
+class Variant:
+    """Base of one variant of an enum the book writes in Rust (``StreamEvent::TextDelta``…):
+    a subclass is a frozen dataclass of its annotated fields, so variants compare by value,
+    hash, and take part in ``match`` by position or keyword."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        dataclass(frozen=True)(cls)
 
 
 def compact_json(value: JSON) -> str:

@@ -35,9 +35,9 @@ import re
 import ssl
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -438,6 +438,9 @@ class OpenAICompatProvider:
 
     default_base_url: str = OPENAI_BASE_URL
     default_model: str | None = None
+    default_headers: ClassVar[Mapping[str, str]] = {}  # sent with every request
+    service = "the server"  # for messages: "no API key for the server"
+    needs_key = False  # refuse to start without a key (servers that answer nothing without)
 
     def __init__(
         self,
@@ -469,6 +472,11 @@ class OpenAICompatProvider:
         self.api_base = _api_root(base_url or self.default_base_url)
         self._key_from_env = api_key is None
         self.__key = _secret(api_key if api_key is not None else env_key(self.api_base))
+        if self.needs_key and self.__key is None:
+            names = " or ".join(key_variables(self.api_base))
+            raise ProviderConfigError(
+                f"no API key for {self.service}: pass api_key=... or set {names}"
+            )
         self._client = client
         self._transport = transport
         self.timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
@@ -483,7 +491,7 @@ class OpenAICompatProvider:
         if tool_choice is not None:
             self.request_fields["tool_choice"] = tool_choice
         self.extra_body = dict(extra_body or {})
-        self.headers = dict(headers or {})
+        self.headers = {**self.default_headers, **(headers or {})}
         self.stream_usage = stream_usage
         # Mark the system prompt's static prefix cacheable (Anthropic-style cache_control,
         # passed through by OpenRouter); see clawnb.prompt.system_content.
@@ -912,21 +920,9 @@ class OpenRouterProvider(OpenAICompatProvider):
 
     default_base_url = OPENROUTER_BASE_URL
     default_model = OPENROUTER_DEFAULT_MODEL
-
-    def __init__(
-        self,
-        model: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        **options: Any,
-    ) -> None:
-        headers = {"X-Title": "clawnb", **(options.pop("headers", None) or {})}
-        super().__init__(model, api_key, base_url, headers=headers, **options)
-        if not self.has_key:
-            raise ProviderConfigError(
-                "no OpenRouter API key: pass api_key=... or set CLAWNB_API_KEY or "
-                "OPENROUTER_API_KEY"
-            )
+    default_headers = {"X-Title": "clawnb"}  # names the app in OpenRouter's activity list
+    service = "OpenRouter"
+    needs_key = True
 
     @classmethod
     def new(cls, api_key: str, model: str, **options: Any) -> OpenRouterProvider:

@@ -111,8 +111,7 @@ async def test_session_new_then_resume(tmp_path):
         Config(), workspace=tmp_path, model=f"scripted:{tmp_path / 's.jsonl'}", session="latest"
     )
     assert len(two.history) == 3
-    two.provider = one.provider  # continue the same script
-    two.agent.provider = one.provider
+    two.agent.provider = one.provider  # continue the same script
     assert await two.send("q2") == "second"
     saved = SessionLog.read(path)
     assert [type(m).__name__ for m in saved] == ["System", "User", "Assistant", "User", "Assistant"]
