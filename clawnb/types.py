@@ -313,7 +313,7 @@ class ToolDefinition:
     """Name, description and JSON-schema parameters of a tool, built fluently::
 
     ToolDefinition("read", "Read the contents of a file.").param(
-        "path", "string", "The file path to read", True)
+        "path", "string", "The file path to read", required=True)
     """
 
     __slots__ = ("name", "description", "parameters")
@@ -327,11 +327,16 @@ class ToolDefinition:
             "required": [],
         }
 
-    def param(self, name: str, type_: str, description: str, required: bool) -> ToolDefinition:
-        """Add a parameter ``{"type": type_, "description": description}``."""
+    def param(
+        self, name: str, type_: str, description: str, required: bool = False
+    ) -> ToolDefinition:
+        """Add a parameter ``{"type": type_, "description": description}`` (optional unless
+        ``required``)."""
         return self.param_raw(name, {"type": type_, "description": description}, required)
 
-    def param_raw(self, name: str, schema: dict[str, Any], required: bool) -> ToolDefinition:
+    def param_raw(
+        self, name: str, schema: dict[str, Any], required: bool = False
+    ) -> ToolDefinition:
         """Add a parameter with a full JSON schema (arrays, enums, …)."""
         self.parameters["properties"][name] = schema
         if required and name not in self.parameters["required"]:

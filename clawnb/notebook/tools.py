@@ -144,13 +144,12 @@ class _KernelTool(BaseTool):
 
 class InspectVariableTool(_KernelTool):
     read_only = True
-    concurrency_safe = True
 
     definition = ToolDefinition(
         "inspect_variable",
         "Describe a variable of the user's live Python kernel: type, shape, length and a "
         "truncated repr. Use a plain name or a dotted attribute path (df.columns).",
-    ).param("name", "string", "Variable name, e.g. df or model.config", True)
+    ).param("name", "string", "Variable name, e.g. df or model.config", required=True)
 
     async def call(self, args: JSON) -> str:
         name = require_str(args, "name").strip()
@@ -180,15 +179,13 @@ class RunPythonTool(_KernelTool):
     """Run code in the kernel namespace. ``always_ask``: the notebook gate asks even in
     bypass mode."""
 
-    read_only = False
-    concurrency_safe = False
     always_ask = True
 
     definition = ToolDefinition(
         "run_python",
         "Run Python code in the user's live notebook kernel (its variables are available; "
         "changes persist). Returns stdout, stderr and the value of a final expression.",
-    ).param("code", "string", "Python source to execute", True)
+    ).param("code", "string", "Python source to execute", required=True)
 
     async def call(self, args: JSON) -> str:
         code = require_str(args, "code")

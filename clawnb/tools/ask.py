@@ -64,7 +64,7 @@ class AskTool(BaseTool):
                 "before proceeding. The user will see your question and can provide a free-text "
                 "answer or choose from the options you provide.",
             )
-            .param("question", "string", "The question to ask the user", True)
+            .param("question", "string", "The question to ask the user", required=True)
             .param_raw(
                 "options",
                 {
@@ -72,7 +72,6 @@ class AskTool(BaseTool):
                     "items": {"type": "string"},
                     "description": "Optional list of choices to present to the user",
                 },
-                False,
             )
         )
 

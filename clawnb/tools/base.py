@@ -3,7 +3,7 @@ per-session :class:`FileState` (which files the agent has read, and when).
 
 A tool is any object with a ``definition`` and an ``async call(args) -> str`` (see
 :class:`clawnb.types.Tool`). Subclassing :class:`BaseTool` is optional; it only supplies the
-fail-closed metadata defaults: not read-only, not concurrency-safe.
+fail-closed metadata defaults: not read-only, and concurrency-safe only when read-only.
 
 A tool that changes files can also offer ``async preview(args) -> ChangePreview``
 (:class:`Previewing`): it runs the same checks as ``call`` and computes the exact change,
@@ -96,9 +96,15 @@ class BaseTool:
     timeout). Definitions are shared: extend a tool's by building a new one, never in place."""
 
     definition: ToolDefinition
-    # class defaults; an instance may differ (bash in plan mode is a read-only bash)
+    # the class default; an instance may differ (bash in plan mode is a read-only bash)
     read_only: bool = False
-    concurrency_safe: bool = False
+
+    @property
+    def concurrency_safe(self) -> bool:
+        """Whether the executor may run this tool's calls alongside others: by default a tool
+        that only reads may. A tool where that does not hold sets the attribute on its class
+        (``ask_user``: a person answers one question at a time)."""
+        return self.read_only
 
     async def call(self, args: JSON) -> str:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -107,7 +107,8 @@ class BashTool(BaseTool):
     """Run ``bash -c <command>`` in ``workspace`` with a timeout, killing the whole process
     group when the call ends."""
 
-    read_only = False
+    # one command at a time, the read-only variant too: it keeps the workspace unchanged, but
+    # commands still write temporary files (a shared /tmp under Seatbelt) and share the machine
     concurrency_safe = False
 
     def __init__(
@@ -132,8 +133,8 @@ class BashTool(BaseTool):
         self.kill_grace = kill_grace
         self.definition = (
             ToolDefinition("bash", "Run a bash command and return its output.")
-            .param("command", "string", "The bash command to run", True)
-            .param("timeout", "integer", f"Timeout in seconds (default: {timeout})", False)
+            .param("command", "string", "The bash command to run", required=True)
+            .param("timeout", "integer", f"Timeout in seconds (default: {timeout})")
         )
 
     # -- sandbox --------------------------------------------------------------------------

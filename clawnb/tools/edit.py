@@ -82,14 +82,11 @@ def find_unique(text: str, old: str, shown: str) -> tuple[int, int, str]:
 class EditTool(FileTool):
     """Replace the one occurrence of ``old_string`` in ``path`` with ``new_string``."""
 
-    read_only = False
-    concurrency_safe = False
-
     definition = (
         ToolDefinition("edit", "Replace an exact string in a file (must appear exactly once).")
-        .param("path", "string", "The file path to edit", True)
-        .param("old_string", "string", "The exact string to find and replace", True)
-        .param("new_string", "string", "The replacement string", True)
+        .param("path", "string", "The file path to edit", required=True)
+        .param("old_string", "string", "The exact string to find and replace", required=True)
+        .param("new_string", "string", "The replacement string", required=True)
     )
 
     def _checked(self, args: JSON) -> tuple[str, Path, str, str]:

@@ -271,17 +271,11 @@ class GlobTool(BaseTool):
     """List files whose path matches a glob pattern."""
 
     read_only = True
-    concurrency_safe = True
 
     definition = (
         ToolDefinition("glob", "Find files matching a glob pattern")
-        .param("pattern", "string", 'Glob pattern (e.g. "**/*.rs")', True)
-        .param(
-            "path",
-            "string",
-            "Base directory to search in (default: current directory)",
-            False,
-        )
+        .param("pattern", "string", 'Glob pattern (e.g. "**/*.rs")', required=True)
+        .param("path", "string", "Base directory to search in (default: current directory)")
     )
 
     def __init__(

@@ -396,18 +396,12 @@ class GrepTool(BaseTool):
     else the system grep when it can, else Python), ``"rg"``, ``"grep"`` or ``"python"``."""
 
     read_only = True
-    concurrency_safe = True
 
     definition = (
         ToolDefinition("grep", "Search file contents using a regex pattern")
-        .param("pattern", "string", "Regex pattern to search for", True)
-        .param(
-            "path",
-            "string",
-            "File or directory to search in (default: current directory)",
-            False,
-        )
-        .param("include", "string", 'Glob pattern to filter files (e.g. "*.rs")', False)
+        .param("pattern", "string", "Regex pattern to search for", required=True)
+        .param("path", "string", "File or directory to search in (default: current directory)")
+        .param("include", "string", 'Glob pattern to filter files (e.g. "*.rs")')
     )
 
     def __init__(

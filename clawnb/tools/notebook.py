@@ -687,7 +687,6 @@ class NotebookReadTool(FileTool):
     """Show a notebook cell by cell (see the module docstring)."""
 
     read_only = True
-    concurrency_safe = True
 
     definition = (
         ToolDefinition(
@@ -696,15 +695,10 @@ class NotebookReadTool(FileTool):
             "and source, with outputs summarised (long text cut, images as their size, "
             "errors as the exception line). Use this instead of read for notebooks.",
         )
-        .param("path", "string", "The .ipynb file to read", True)
-        .param("offset", "integer", "First cell to show (1-based, default 1)", False)
-        .param("limit", "integer", "How many cells to show (default all)", False)
-        .param(
-            "outputs",
-            "boolean",
-            "Include the outputs' summaries (default true)",
-            False,
-        )
+        .param("path", "string", "The .ipynb file to read", required=True)
+        .param("offset", "integer", "First cell to show (1-based, default 1)")
+        .param("limit", "integer", "How many cells to show (default all)")
+        .param("outputs", "boolean", "Include the outputs' summaries (default true)")
     )
 
     async def call(self, args: JSON) -> str:
@@ -744,9 +738,6 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 class NotebookEditTool(FileTool):
     """Replace, insert or delete one cell of a notebook (see the module docstring)."""
 
-    read_only = False
-    concurrency_safe = False
-
     definition = (
         ToolDefinition(
             "notebook_edit",
@@ -756,7 +747,7 @@ class NotebookEditTool(FileTool):
             "Read the notebook with notebook_read first. Inserting into a path that does "
             "not exist creates a new notebook.",
         )
-        .param("path", "string", "The .ipynb file to edit", True)
+        .param("path", "string", "The .ipynb file to edit", required=True)
         .param_raw(
             "action",
             {
@@ -764,16 +755,12 @@ class NotebookEditTool(FileTool):
                 "enum": list(ACTIONS),
                 "description": "replace (default), insert or delete",
             },
-            False,
         )
-        .param("cell_id", "string", "The target cell's id, as notebook_read shows it", False)
+        .param("cell_id", "string", "The target cell's id, as notebook_read shows it")
         .param(
-            "cell_number",
-            "integer",
-            "The target cell's number (1-based), for cells without an id",
-            False,
+            "cell_number", "integer", "The target cell's number (1-based), for cells without an id"
         )
-        .param("source", "string", "The cell's new source (replace, insert)", False)
+        .param("source", "string", "The cell's new source (replace, insert)")
         .param_raw(
             "cell_type",
             {
@@ -782,7 +769,6 @@ class NotebookEditTool(FileTool):
                 "description": "code, markdown or raw (insert: default code; replace: "
                 "default unchanged)",
             },
-            False,
         )
         .param_raw(
             "position",
@@ -792,7 +778,6 @@ class NotebookEditTool(FileTool):
                 "description": "insert: after (default) or before the target cell; with "
                 "no target, at the end or the start",
             },
-            False,
         )
     )
 

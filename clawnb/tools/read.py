@@ -26,13 +26,12 @@ __all__ = ["ReadTool"]
 
 class ReadTool(FileTool):
     read_only = True
-    concurrency_safe = True
 
     definition = (
         ToolDefinition("read", "Read the contents of a file.")
-        .param("path", "string", "The file path to read", True)
-        .param("offset", "integer", "Line number to start reading from (1-based)", False)
-        .param("limit", "integer", "Maximum number of lines to read", False)
+        .param("path", "string", "The file path to read", required=True)
+        .param("offset", "integer", "Line number to start reading from (1-based)")
+        .param("limit", "integer", "Maximum number of lines to read")
     )
 
     def __init__(

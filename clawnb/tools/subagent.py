@@ -75,7 +75,7 @@ class SubagentTool(BaseTool):
             "task",
             "string",
             "A clear description of the subtask for the child agent to complete.",
-            True,
+            required=True,
         )
 
     def system_prompt(self, prompt: str) -> SubagentTool:

@@ -135,7 +135,7 @@ class ToolSearchTool(BaseTool):
             "Load deferred tools so you can call them. Search by exact name(s) "
             "(comma-separated) or by keywords matched against names and descriptions; "
             "matching tools become available from your next step." + listing,
-        ).param("query", "string", "Tool name(s) or keywords to search for", True)
+        ).param("query", "string", "Tool name(s) or keywords to search for", required=True)
 
     async def call(self, args: JSON) -> str:
         query = require_str(args, "query").strip()

@@ -83,7 +83,6 @@ class WebFetchTool(BaseTool):
     """``web_fetch``: GET a URL, return its text (HTML converted to readable text)."""
 
     read_only = True
-    concurrency_safe = True
 
     def __init__(
         self,
@@ -107,13 +106,8 @@ class WebFetchTool(BaseTool):
                 "Fetch a web page or other text resource over http(s) and return it as "
                 "readable text (HTML is converted).",
             )
-            .param("url", "string", "The http:// or https:// URL to fetch", True)
-            .param(
-                "max_length",
-                "integer",
-                f"Maximum characters to return (default: {max_length})",
-                False,
-            )
+            .param("url", "string", "The http:// or https:// URL to fetch", required=True)
+            .param("max_length", "integer", f"Maximum characters to return (default: {max_length})")
         )
 
     async def check_url(self, url: str) -> None:

@@ -85,13 +85,10 @@ def refuse_notebook(shown: str, target: Path, tool: str) -> None:
 class WriteTool(FileTool):
     """Write ``content`` to ``path`` (relative paths are anchored at ``workspace``)."""
 
-    read_only = False
-    concurrency_safe = False
-
     definition = (
         ToolDefinition("write", "Write content to a file, creating directories as needed.")
-        .param("path", "string", "The file path to write to", True)
-        .param("content", "string", "The content to write to the file", True)
+        .param("path", "string", "The file path to write to", required=True)
+        .param("content", "string", "The content to write to the file", required=True)
     )
 
     def _checked(self, args: JSON) -> tuple[str, str, Path]:

@@ -82,5 +82,6 @@ async def test_channel_handler_respond_helper_and_cancellation():
 
 
 def test_ask_metadata():
-    assert AskTool.read_only is True
-    assert AskTool.concurrency_safe is False
+    tool = AskTool(MockInputHandler([]))
+    assert tool.read_only is True
+    assert tool.concurrency_safe is False

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from clawnb.sandbox import SandboxPolicy
 from clawnb.tools import BashTool, ToolError
 from clawnb.tools.bash import format_output
 from tests.conftest import async_wait_until, pids_with, running
@@ -178,7 +179,14 @@ async def test_missing_workspace_is_a_clear_error(tmp_path):
 
 
 def test_metadata():
-    assert BashTool.read_only is False and BashTool.concurrency_safe is False
+    assert BashTool().read_only is False and BashTool().concurrency_safe is False
+
+
+def test_plan_mode_variant_is_read_only_but_still_runs_one_command_at_a_time(tmp_path):
+    tool = BashTool(tmp_path, sandbox=SandboxPolicy(workspace=tmp_path))
+    variant = tool.read_only_variant()
+    assert variant is not None and variant.read_only is True
+    assert variant.concurrency_safe is False
 
 
 async def test_api_keys_are_not_visible_to_commands(monkeypatch):

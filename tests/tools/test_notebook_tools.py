@@ -618,8 +618,8 @@ async def test_edit_and_write_refuse_notebooks_and_point_to_notebook_edit(tmp_pa
 def test_metadata_for_the_executor_and_the_modes(tmp_path):
     tools = default_tools(tmp_path, web=False)
     read, edit = tools.get("notebook_read"), tools.get("notebook_edit")
-    assert read.read_only and read.concurrency_safe
-    assert not edit.read_only and not edit.concurrency_safe
+    assert read.read_only is True and read.concurrency_safe is True
+    assert edit.read_only is False and edit.concurrency_safe is False
 
 
 json_values = st.recursive(

@@ -14,6 +14,7 @@ from clawnb.agent import SimpleAgent
 from clawnb.providers.mock import MockProvider
 from clawnb.tools import (
     AskTool,
+    BaseTool,
     BashTool,
     EditTool,
     GlobTool,
@@ -120,19 +121,36 @@ async def test_default_tools_work_in_workspace(tmp_path):
 
 
 def test_metadata_flags():
-    """Fail-closed defaults; read-only tools are exactly the ones that change nothing."""
-    expected = {
-        ReadTool: (True, True),
-        GlobTool: (True, True),
-        GrepTool: (True, True),
-        WebFetchTool: (True, True),
-        AskTool: (True, False),
-        WriteTool: (False, False),
-        EditTool: (False, False),
-        BashTool: (False, False),
-    }
-    for cls, (read_only, concurrent) in expected.items():
-        assert (cls.read_only, cls.concurrency_safe) == (read_only, concurrent), cls
+    """Fail-closed defaults; read-only tools are exactly the ones that change nothing, and
+    they run concurrently unless they say otherwise (a person answers one question at a time)."""
+    expected = [
+        (ReadTool(), True, True),
+        (GlobTool(), True, True),
+        (GrepTool(), True, True),
+        (WebFetchTool(), True, True),
+        (AskTool(MockInputHandler([])), True, False),
+        (ToolSearchTool(), True, False),
+        (WriteTool(), False, False),
+        (EditTool(), False, False),
+        (BashTool(), False, False),
+    ]
+    for tool, read_only, concurrent in expected:
+        assert (tool.read_only, tool.concurrency_safe) == (read_only, concurrent), tool
+
+
+def test_a_tool_declaring_only_read_only_runs_concurrently():
+    class Lookup(BaseTool):
+        read_only = True
+
+    class Launch(BaseTool):
+        pass
+
+    assert Lookup().concurrency_safe is True
+    assert Launch().concurrency_safe is False
+    # an instance that turns read-only follows (bash declares its own: commands run one by one)
+    launch = Launch()
+    launch.read_only = True
+    assert launch.concurrency_safe is True
 
 
 # ---------------------------------------------------------------- deferred tools

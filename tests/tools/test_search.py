@@ -143,7 +143,7 @@ async def test_glob_absolute_pattern(tmp_path):
 
 
 def test_glob_metadata():
-    assert GlobTool.read_only and GlobTool.concurrency_safe
+    assert GlobTool().read_only is True and GlobTool().concurrency_safe is True
 
 
 # ---------------------------------------------------------------- grep tool
@@ -320,7 +320,7 @@ async def test_grep_prefers_ripgrep_when_installed(code_tree):
 
 
 def test_grep_metadata():
-    assert GrepTool.read_only and GrepTool.concurrency_safe
+    assert GrepTool().read_only is True and GrepTool().concurrency_safe is True
 
 
 @pytest.mark.parametrize("engine", ENGINES)

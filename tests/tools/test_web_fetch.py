@@ -191,4 +191,5 @@ def test_html_to_text_drops_markup():
 
 
 def test_metadata():
-    assert WebFetchTool.read_only and WebFetchTool.concurrency_safe
+    tool = WebFetchTool()
+    assert tool.read_only is True and tool.concurrency_safe is True
