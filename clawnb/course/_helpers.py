@@ -94,6 +94,12 @@ class Recorder:
         return await self.chat(messages, tools)
 
 
+def tool_results(messages: list[Message]) -> list[tuple[str, str]]:
+    """``(call id, content)`` of each tool result in a history, in order: one comparison
+    shows which results came back, and what they said."""
+    return [(m.id, m.content) for m in messages if isinstance(m, Message.ToolResult)]
+
+
 def kinds(messages: list[Message]) -> list[str]:
     """``["User", "Assistant", "ToolResult"]``: the shape of a history."""
     return [type(m).__name__ for m in messages]

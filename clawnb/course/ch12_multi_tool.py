@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from ..types import Message
 from ._helpers import (
+    Recorder,
     bash_call,
     edit_call,
     file_with,
     read_call,
     text_turn,
+    tool_results,
     tool_turn,
     write_call,
 )
@@ -20,15 +22,20 @@ from ._suite import Suite
 suite = Suite("multi_tool", "Tool registry integration", chapters=["ch12"])
 
 
-def _agent(impl, *responses):
-    """An agent with the four file and shell tools whose model answers with ``responses``."""
+def _equipped(impl, model):
+    """A SimpleAgent on ``model`` with the four file and shell tools."""
     return (
-        impl.SimpleAgent(impl.MockProvider(list(responses)))
+        impl.SimpleAgent(model)
         .tool(impl.ReadTool())
         .tool(impl.WriteTool())
         .tool(impl.EditTool())
         .tool(impl.BashTool())
     )
+
+
+def _agent(impl, *responses):
+    """An agent with the four file and shell tools whose model answers with ``responses``."""
+    return _equipped(impl, impl.MockProvider(list(responses)))
 
 
 def _step_by_step(impl, *calls, answer):
@@ -39,6 +46,14 @@ def _step_by_step(impl, *calls, answer):
 async def _run(impl, prompt, *calls, answer):
     """The reply to ``prompt`` of a ``_step_by_step`` agent."""
     return await _step_by_step(impl, *calls, answer=answer).run(prompt)
+
+
+async def _results(impl, prompt, *calls, answer):
+    """Like ``_run``, with a model that notes what it is sent: the reply, and ``(id, result)``
+    of every tool result in the history the model saw before its answer."""
+    model = Recorder([*(tool_turn(call) for call in calls), text_turn(answer)])
+    reply = await _equipped(impl, model).run(prompt)
+    return reply, tool_results(model.sent[-1])
 
 
 @suite.test
@@ -82,13 +97,18 @@ async def test_multi_tool_write_edit_read_flow(impl, tmp):
 async def test_multi_tool_all_four_tools(impl, tmp):
     path = tmp / "all.txt"
     calls = [
-        bash_call("c1", f"echo checking {tmp}"),
-        write_call("c2", path, "original content"),
+        write_call("c1", path, "original content"),
+        bash_call("c2", f"cat '{path}'"),
         edit_call("c3", path, "original", "modified"),
         read_call("c4", path),
     ]
-    answer = "All four tools used."
-    assert await _run(impl, "use every tool", *calls, answer=answer) == answer
+    reply, results = await _results(impl, "use every tool", *calls, answer="All four tools used.")
+    assert reply == "All four tools used."
+    # Each tool ran and its result reached the model: the shell saw the write, the read the edit.
+    assert [id for id, text in results if text.startswith("error")] == []
+    shown = dict(results)
+    assert shown["c2"] == "original content"
+    assert shown["c4"] == "modified content"
     assert path.read_text() == "modified content"
 
 
@@ -146,8 +166,11 @@ async def test_multi_tool_five_step_conversation(impl, tmp):
         edit_call("c4", path, "draft", "final"),
         read_call("c5", path),
     ]
-    answer = "Finished in five steps."
-    assert await _run(impl, "take five steps", *calls, answer=answer) == answer
+    reply, results = await _results(impl, "take five steps", *calls, answer="Done in five steps.")
+    # Five rounds, each result answering its own call, in the order the model asked.
+    assert [id for id, _ in results] == ["c1", "c2", "c3", "c4", "c5"]
+    assert (results[2][1], results[4][1]) == ("draft", "final")  # read before and after the edit
+    assert reply == "Done in five steps."
     assert path.read_text() == "final"
 
 
