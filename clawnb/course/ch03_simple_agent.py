@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from ..types import Message
-from ._helpers import file_with, kinds, raises, read_call, text_turn, tool_turn
+from ._helpers import (
+    Recorder,
+    file_with,
+    kinds,
+    raises,
+    read_call,
+    text_turn,
+    tool_results,
+    tool_turn,
+    tree,
+)
 from ._suite import Suite
 
 suite = Suite("simple_agent", "SimpleAgent", chapters=["ch03", "ch07"])
@@ -11,7 +21,12 @@ suite = Suite("simple_agent", "SimpleAgent", chapters=["ch03", "ch07"])
 
 def _agent(impl, *responses):
     """An agent with the read tool whose model answers with ``responses``, in order."""
-    return impl.SimpleAgent(impl.MockProvider(list(responses))).tool(impl.ReadTool())
+    return _reader(impl, impl.MockProvider(list(responses)))
+
+
+def _reader(impl, model):
+    """A SimpleAgent on ``model`` with the read tool."""
+    return impl.SimpleAgent(model).tool(impl.ReadTool())
 
 
 @suite.test
@@ -41,13 +56,17 @@ async def test_simple_agent_unknown_tool(impl, tmp):
 async def test_simple_agent_multi_step_loop(impl, tmp):
     a = file_with(tmp / "a.txt", "first")
     b = file_with(tmp / "b.txt", "second")
-    agent = _agent(
-        impl,
-        tool_turn(read_call("call_1", a)),
-        tool_turn(read_call("call_2", b)),
-        text_turn("Done reading twice"),
+    model = Recorder(
+        [
+            tool_turn(read_call("call_1", a)),
+            tool_turn(read_call("call_2", b)),
+            text_turn("Done reading twice"),
+        ]
     )
-    assert await agent.run("Read both, one at a time") == "Done reading twice"
+    assert await _reader(impl, model).run("Read both, one at a time") == "Done reading twice"
+    # One round per call: after each result the loop asks the model again, with it added.
+    first, second = ("call_1", "first"), ("call_2", "second")
+    assert [tool_results(sent) for sent in model.sent] == [[], [first], [first, second]]
 
 
 @suite.test
@@ -83,12 +102,13 @@ async def test_simple_agent_tool_error_propagates(impl, tmp):
 
 @suite.test
 async def test_simple_agent_multiple_tool_calls_single_turn(impl, tmp):
-    a = file_with(tmp / "a.txt", "A")
-    b = file_with(tmp / "b.txt", "B")
-    agent = _agent(
-        impl, tool_turn(read_call("call_1", a), read_call("call_2", b)), text_turn("Read both")
-    )
-    assert await agent.run("Read a and b") == "Read both"
+    tree(tmp, {"a.txt": "A", "b.txt": "B"})
+    both = tool_turn(read_call("call_1", tmp / "a.txt"), read_call("call_2", tmp / "b.txt"))
+    model = Recorder([both, text_turn("Read both")])
+    assert await _reader(impl, model).run("Read a and b") == "Read both"
+    # Both calls ran in the one round: one assistant turn, then a result for each, in order.
+    assert kinds(model.sent[-1]) == ["User", "Assistant", "ToolResult", "ToolResult"]
+    assert tool_results(model.sent[-1]) == [("call_1", "A"), ("call_2", "B")]
 
 
 @suite.test
