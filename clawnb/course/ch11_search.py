@@ -54,10 +54,11 @@ async def test_grep_grep_single_file(impl, tmp):
 
 @suite.test
 async def test_grep_grep_directory(impl, tmp):
-    both = tree(tmp, {"one.rs": "fn foo() {}\n", "two.rs": "fn foo() {}\n"})
-    result = await _grep(impl, "fn foo", both)
-    assert "one.rs" in result
-    assert "two.rs" in result
+    line = "fn foo() {}"
+    result = await _grep(impl, "fn foo", tree(tmp, {"one.rs": line, "two.rs": line}))
+    # Every file in the folder is searched, each match reported as "path:line: text".
+    expected = [f"{tmp / name}:1: {line}" for name in ("one.rs", "two.rs")]
+    assert sorted(result.splitlines()) == expected
 
 
 @suite.test
