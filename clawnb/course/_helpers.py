@@ -94,6 +94,13 @@ class Recorder:
         return await self.chat(messages, tools)
 
 
+def declaration(definition: ToolDefinition) -> tuple[str, bool, set[str]]:
+    """``(name, has a description, required parameters)`` of a tool's definition: what the
+    model reads first about a tool, in one comparison."""
+    required = definition.parameters.get("required", [])
+    return definition.name, bool(definition.description), set(required)
+
+
 def tool_results(messages: list[Message]) -> list[tuple[str, str]]:
     """``(call id, content)`` of each tool result in a history, in order: one comparison
     shows which results came back, and what they said."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._helpers import file_with, raises
+from ._helpers import declaration, file_with, raises
 from ._suite import Suite
 
 suite = Suite("edit", "EditTool", chapters=["ch09"])
@@ -21,9 +21,8 @@ async def _edited(impl, tmp, before, old, new):
 
 @suite.test
 def test_edit_definition(impl, tmp):
-    d = impl.EditTool().definition
-    assert d.name == "edit"
-    assert d.description
+    expected = ("edit", True, {"path", "old_string", "new_string"})
+    assert declaration(impl.EditTool().definition) == expected
 
 
 @suite.test

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._helpers import raises
+from ._helpers import declaration, raises
 from ._suite import Suite
 
 suite = Suite("bash", "BashTool", chapters=["ch10"])
@@ -14,10 +14,7 @@ async def _run(impl, command):
 
 @suite.test
 def test_bash_definition(impl, tmp):
-    d = impl.BashTool().definition
-    assert d.name == "bash"
-    assert d.description
-    assert "command" in d.parameters["required"]
+    assert declaration(impl.BashTool().definition) == ("bash", True, {"command"})
 
 
 @suite.test
