@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._helpers import file_with, raises
+from ._helpers import declaration, file_with, raises
 from ._suite import Suite
 
 suite = Suite("read", "ReadTool", chapters=["ch02", "ch06", "ch09"])
@@ -19,10 +19,7 @@ async def _read_back(impl, tmp, name, text):
 
 @suite.test
 def test_read_read_definition(impl, tmp):
-    d = impl.ReadTool().definition
-    assert d.name == "read"
-    assert d.description
-    assert "path" in d.parameters["required"]
+    assert declaration(impl.ReadTool().definition) == ("read", True, {"path"})
 
 
 @suite.test
@@ -58,8 +55,9 @@ async def test_read_read_empty_file(impl, tmp):
 
 @suite.test
 async def test_read_read_multiline_file(impl, tmp):
-    text = "line1\nline2\nline3"
-    assert await _read_back(impl, tmp, "multi.txt", text) == text
+    result = await _read_back(impl, tmp, "multi.txt", "line1\nline2\nline3")
+    # Exactly the file: every line, in order, joined by its line breaks (no numbering added).
+    assert result.split("\n") == ["line1", "line2", "line3"]
 
 
 @suite.test

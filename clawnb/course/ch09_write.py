@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._helpers import file_with, raises
+from ._helpers import declaration, file_with, raises
 from ._suite import Suite
 
 suite = Suite("write", "WriteTool", chapters=["ch09"])
@@ -20,9 +20,7 @@ async def _written(impl, path, content):
 
 @suite.test
 def test_write_definition(impl, tmp):
-    d = impl.WriteTool().definition
-    assert d.name == "write"
-    assert d.description
+    assert declaration(impl.WriteTool().definition) == ("write", True, {"path", "content"})
 
 
 @suite.test
@@ -47,9 +45,7 @@ def test_write_default(impl, tmp):
 
 @suite.test
 def test_write_definition_required_params(impl, tmp):
-    required = impl.WriteTool().definition.parameters["required"]
-    assert "path" in required
-    assert "content" in required
+    assert {"path", "content"} <= set(impl.WriteTool().definition.parameters["required"])
 
 
 @suite.test
