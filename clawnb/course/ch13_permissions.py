@@ -34,8 +34,9 @@ def test_permissions_rule_matching(impl, tmp):
 def test_permissions_glob_pattern(impl, tmp):
     P = impl.Permission
     engine = impl.PermissionEngine([impl.PermissionRule("mcp__*", P.Ask)], P.Allow)
-    assert engine.evaluate("mcp__fs__read", {}) == P.Ask
-    assert engine.evaluate("read", {}) == P.Allow
+    # The pattern covers every name that starts with mcp__, and no other: the rest get the default.
+    names = ["mcp__fs__read", "mcp__git__log", "read", "my_mcp__tool"]
+    assert [engine.evaluate(name, {}) for name in names] == [P.Ask, P.Ask, P.Allow, P.Allow]
 
 
 @suite.test
@@ -83,7 +84,8 @@ def test_permissions_needs_approval(impl, tmp):
 def test_permissions_wildcard_rule(impl, tmp):
     P = impl.Permission
     engine = impl.PermissionEngine([impl.PermissionRule("*", P.Allow)], P.Deny)
-    assert engine.evaluate("anything", {}) == P.Allow
+    for name in ("anything", "bash", "mcp__fs__read"):  # "*" matches any tool name
+        assert engine.evaluate(name, {}) == P.Allow, f"evaluate({name!r}, {{}})"
 
 
 @suite.test
