@@ -8,7 +8,15 @@ from __future__ import annotations
 import asyncio
 
 from ..types import ToolDefinition
-from ._helpers import error_of, file_with, read_call, text_turn, tool_turn
+from ._helpers import (
+    Recorder,
+    error_of,
+    file_with,
+    read_call,
+    text_turn,
+    tool_results,
+    tool_turn,
+)
 from ._suite import Suite
 
 suite = Suite("ask", "AskTool and InputHandler", chapters=["extras"])
@@ -71,7 +79,7 @@ async def test_ask_agent_ask_then_continue(impl, tmp):
 @suite.test
 async def test_ask_ask_then_tool(impl, tmp):
     path = file_with(tmp / "target.txt", "hello world")
-    provider = impl.MockProvider(
+    model = Recorder(
         [
             tool_turn(("c1", "ask_user", {"question": "Which file should I read?"})),
             tool_turn(read_call("c2", path)),
@@ -79,11 +87,13 @@ async def test_ask_ask_then_tool(impl, tmp):
         ]
     )
     agent = (
-        impl.SimpleAgent(provider)
+        impl.SimpleAgent(model)
         .tool(impl.AskTool(impl.MockInputHandler([str(path)])))
         .tool(impl.ReadTool())
     )
     assert await agent.run("Read a file for me") == "The file contains: hello world"
+    # The user's answer came back to the model as the ask's result; the read then found the file.
+    assert tool_results(model.sent[-1]) == [("c1", str(path)), ("c2", "hello world")]
 
 
 @suite.test
