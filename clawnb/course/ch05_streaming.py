@@ -8,6 +8,8 @@ The book's mpsc channel is an ``on_event`` callback here: ``events.append`` coll
 
 from __future__ import annotations
 
+import json
+
 from ..types import Message, StopReason, ToolDefinition
 from ._helpers import text_turn, tool_turn
 from ._suite import Suite
@@ -33,13 +35,16 @@ def _calls(turn):
     return [(call.id, call.name, call.arguments) for call in turn.tool_calls]
 
 
+def _parts(turn):
+    """``(text, calls, stop reason)`` of a turn: the whole turn in one comparison."""
+    return turn.text, _calls(turn), turn.stop_reason
+
+
 @suite.test
 def test_streaming_accumulator_text(impl, tmp):
     ev = impl.StreamEvent
     turn = _accumulate(impl, ev.TextDelta("Hello"), ev.TextDelta(" world"), ev.Done())
-    assert turn.text == "Hello world"
-    assert turn.tool_calls == []
-    assert turn.stop_reason == StopReason.STOP
+    assert _parts(turn) == ("Hello world", [], StopReason.STOP)
 
 
 @suite.test
@@ -52,17 +57,13 @@ def test_streaming_accumulator_tool_call(impl, tmp):
         ev.ToolCallDelta(index=0, arguments='th": "f.txt"}'),
         ev.Done(),
     )
-    assert turn.text is None
-    assert _calls(turn) == [("call_1", "read", {"path": "f.txt"})]
-    assert turn.stop_reason == StopReason.TOOL_USE
+    # The argument pieces join into one JSON object before it is parsed.
+    assert _parts(turn) == (None, [("call_1", "read", {"path": "f.txt"})], StopReason.TOOL_USE)
 
 
 @suite.test
 def test_streaming_accumulator_empty(impl, tmp):
-    turn = impl.StreamAccumulator().finish()
-    assert turn.text is None
-    assert turn.tool_calls == []
-    assert turn.stop_reason == StopReason.STOP
+    assert _parts(impl.StreamAccumulator().finish()) == (None, [], StopReason.STOP)
 
 
 @suite.test
@@ -75,23 +76,24 @@ def test_streaming_accumulator_text_and_tool(impl, tmp):
         ev.ToolCallDelta(index=0, arguments='{"command": "ls"}'),
         ev.Done(),
     )
-    assert turn.text == "Thinking..."
-    assert [call.name for call in turn.tool_calls] == ["bash"]
-    assert turn.stop_reason == StopReason.TOOL_USE
+    # Both kept: the text said before the call, and the call itself.
+    expected = ("Thinking...", [("c1", "bash", {"command": "ls"})], StopReason.TOOL_USE)
+    assert _parts(turn) == expected
 
 
 @suite.test
 def test_streaming_accumulator_multiple_tool_calls(impl, tmp):
     ev = impl.StreamEvent
-    turn = _accumulate(
-        impl,
+    # Two calls whose argument pieces arrive interleaved: each index collects its own.
+    events = [
         ev.ToolCallStart(index=0, id="c1", name="read"),
-        ev.ToolCallDelta(index=0, arguments='{"path": "a.txt"}'),
         ev.ToolCallStart(index=1, id="c2", name="read"),
         ev.ToolCallDelta(index=1, arguments='{"path": "b.txt"}'),
+        ev.ToolCallDelta(index=0, arguments='{"path": "a.txt"}'),
         ev.Done(),
-    )
-    assert [call.arguments["path"] for call in turn.tool_calls] == ["a.txt", "b.txt"]
+    ]
+    turn = _accumulate(impl, *events)
+    assert _calls(turn) == [("c1", "read", {"path": "a.txt"}), ("c2", "read", {"path": "b.txt"})]
 
 
 @suite.test
@@ -117,9 +119,9 @@ def test_streaming_parse_tool_call_start(impl, tmp):
         'data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function",'
         '"function":{"name":"read","arguments":""}}]},"finish_reason":null}]}'
     )
-    assert impl.parse_sse_line(line) == [
-        impl.StreamEvent.ToolCallStart(index=0, id="call_1", name="read")
-    ]
+    events = impl.parse_sse_line(line)
+    # Only the start: the empty arguments make no delta.
+    assert events == [impl.StreamEvent.ToolCallStart(index=0, id="call_1", name="read")]
 
 
 @suite.test
@@ -201,6 +203,11 @@ def test_streaming_parse_tool_call_full_sequence(impl, tmp):
 
 
 # --- stream_chat against a local HTTP server --------------------------------------------------
+
+
+def _chunk(delta, finish_reason=None):
+    """One data line of an OpenAI-style stream: a chunk carrying ``delta``."""
+    return "data: " + json.dumps({"choices": [{"delta": delta, "finish_reason": finish_reason}]})
 
 
 def _sse(*lines):
@@ -293,8 +300,10 @@ async def test_streaming_streaming_agent_text_response(impl, tmp):
     agent = impl.StreamingAgent(impl.MockStreamProvider([text_turn("Hi there")]))
     events = []
     assert await agent.run("Hello", events.append) == "Hi there"
-    assert any(isinstance(e, impl.AgentEvent.TextDelta) for e in events)
-    assert any(isinstance(e, impl.AgentEvent.Done) for e in events)
+    # The answer streams as text deltas; Done, carrying it whole, comes last.
+    streamed = "".join(e.text for e in events if isinstance(e, impl.AgentEvent.TextDelta))
+    assert streamed == "Hi there"
+    assert events[-1] == impl.AgentEvent.Done("Hi there")
 
 
 @suite.test
@@ -308,8 +317,10 @@ async def test_streaming_streaming_agent_tool_loop(impl, tmp):
     # the loop must still go round and finish.
     events = []
     assert await agent.run("Read test.txt", events.append) == "The file says hello"
-    assert any(isinstance(e, impl.AgentEvent.ToolCall) for e in events)
-    assert any(isinstance(e, impl.AgentEvent.Done) for e in events)
+    # The loop went round: the model's call was announced, and the next turn's answer ended it.
+    calls = [(e.id, e.name) for e in events if isinstance(e, impl.AgentEvent.ToolCall)]
+    assert calls == [("c1", "read")]
+    assert events[-1] == impl.AgentEvent.Done("The file says hello")
 
 
 @suite.test
@@ -323,13 +334,8 @@ async def test_streaming_streaming_agent_chat_history(impl, tmp):
 
 @suite.test
 async def test_streaming_stream_chat_events_order(impl, tmp):
-    body = _sse(
-        'data: {"choices":[{"delta":{"content":"A"},"finish_reason":null}]}',
-        'data: {"choices":[{"delta":{"content":"B"},"finish_reason":null}]}',
-        'data: {"choices":[{"delta":{"content":"C"},"finish_reason":null}]}',
-        'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}',
-        "data: [DONE]",
-    )
+    # One chunk per letter, then a stop chunk and the [DONE] line.
+    body = _sse(*(_chunk({"content": c}) for c in "ABC"), _chunk({}, "stop"), "data: [DONE]")
     turn, events = await _stream(impl, body, [Message.User("Hi")])
     assert turn.text == "ABC"
     ev = impl.StreamEvent
