@@ -32,7 +32,7 @@ from typing import Any
 from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 
-__all__ = ["GitIgnore", "GlobTool", "compile_glob", "iter_files", "sort_key"]
+__all__ = ["GitIgnore", "GlobTool", "SearchTool", "compile_glob", "iter_files", "sort_key"]
 
 _GLOB_CHARS = frozenset("*?[{")
 
@@ -267,25 +267,27 @@ def split_pattern(pattern: str) -> tuple[str, str]:
     return prefix, rest
 
 
-class GlobTool(BaseTool):
-    """List files whose path matches a glob pattern."""
+class SearchTool(BaseTool):
+    """What glob and grep share: they only read, anchor relative paths at ``workspace``
+    (default: the process cwd) and list at most ``max_results`` lines (``None``: all)."""
 
     read_only = True
+
+    def __init__(
+        self, workspace: str | os.PathLike[str] | None = None, *, max_results: int | None = 200
+    ) -> None:
+        self.workspace = workspace
+        self.max_results = max_results
+
+
+class GlobTool(SearchTool):
+    """List files whose path matches a glob pattern."""
 
     definition = (
         ToolDefinition("glob", "Find files matching a glob pattern")
         .param("pattern", "string", 'Glob pattern (e.g. "**/*.rs")', required=True)
         .param("path", "string", "Base directory to search in (default: current directory)")
     )
-
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str] | None = None,
-        *,
-        max_results: int | None = 200,
-    ) -> None:
-        self.workspace = workspace
-        self.max_results = max_results
 
     async def call(self, args: JSON) -> str:
         pattern = require_str(args, "pattern")

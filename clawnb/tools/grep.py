@@ -44,8 +44,16 @@ from typing import Any
 
 from ..secrets import is_secret_file
 from ..types import JSON, ToolDefinition
-from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
-from .glob import GitIgnore, GlobError, cap_lines, compile_glob, iter_files, sort_key
+from .base import ToolError, optional_str, require_str, resolve_path
+from .glob import (
+    GitIgnore,
+    GlobError,
+    SearchTool,
+    cap_lines,
+    compile_glob,
+    iter_files,
+    sort_key,
+)
 
 __all__ = ["GrepTool", "rg_search", "searchable", "system_grep", "system_rg"]
 
@@ -391,11 +399,9 @@ def searchable(path: str, workspace: str) -> bool:
 _ENGINES = ("auto", "rg", "grep", "python")
 
 
-class GrepTool(BaseTool):
+class GrepTool(SearchTool):
     """Search file contents with a regex; ``engine`` is ``"auto"`` (ripgrep when installed,
     else the system grep when it can, else Python), ``"rg"``, ``"grep"`` or ``"python"``."""
-
-    read_only = True
 
     definition = (
         ToolDefinition("grep", "Search file contents using a regex pattern")
@@ -414,8 +420,7 @@ class GrepTool(BaseTool):
     ) -> None:
         if engine not in _ENGINES:
             raise ValueError(f"engine must be one of {', '.join(_ENGINES)}, not {engine!r}")
-        self.workspace = workspace
-        self.max_results = max_results
+        super().__init__(workspace, max_results=max_results)
         self.max_line_chars = max_line_chars
         self.engine = engine
         self.last_engine: str | None = None  # which engine answered the last call

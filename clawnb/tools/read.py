@@ -19,13 +19,17 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..types import JSON, ToolDefinition
-from .base import FileState, FileTool, ToolError, optional_int, require_str, resolve_path
+from .base import FileTool, ToolError, optional_int, require_str, resolve_path
 
 __all__ = ["ReadTool"]
 
 
 class ReadTool(FileTool):
+    """A file's text, whole or as a window of numbered lines. ``max_bytes`` is a class
+    setting: change it on an instance or a subclass."""
+
     read_only = True
+    max_bytes = 10 * 1024 * 1024  # a bigger file is read in windows, never whole
 
     definition = (
         ToolDefinition("read", "Read the contents of a file.")
@@ -33,16 +37,6 @@ class ReadTool(FileTool):
         .param("offset", "integer", "Line number to start reading from (1-based)")
         .param("limit", "integer", "Maximum number of lines to read")
     )
-
-    def __init__(
-        self,
-        workspace: str | os.PathLike[str] | None = None,
-        file_state: FileState | None = None,
-        *,
-        max_bytes: int = 10 * 1024 * 1024,
-    ) -> None:
-        super().__init__(workspace, file_state)
-        self.max_bytes = max_bytes
 
     async def call(self, args: JSON) -> str:
         path = require_str(args, "path")

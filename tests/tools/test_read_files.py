@@ -36,6 +36,16 @@ async def test_failed_read_records_nothing(tmp_path):
     assert (tmp_path / "missing.txt") not in state
 
 
+async def test_max_bytes_set_on_an_instance_refuses_a_bigger_whole_read(tmp_path):
+    (tmp_path / "notes.txt").write_text("one\ntwo\nthree\n")
+    tool = ReadTool(tmp_path)
+    tool.max_bytes = 8
+    with pytest.raises(ToolError, match="read it in windows with offset and limit"):
+        await tool.call({"path": "notes.txt"})
+    assert await tool.call({"path": "notes.txt", "offset": 2, "limit": 1}) == "2\ttwo"
+    assert await ReadTool(tmp_path).call({"path": "notes.txt"}) == "one\ntwo\nthree\n"
+
+
 # -- bounded memory --------------------------------------------------------------------------
 
 _PEAK_RSS = """
