@@ -32,7 +32,7 @@ from typing import Any
 from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 
-__all__ = ["GitIgnore", "GlobTool", "SearchTool", "compile_glob", "iter_files", "sort_key"]
+__all__ = ["FileSearchTool", "GitIgnore", "GlobTool", "compile_glob", "iter_files", "sort_key"]
 
 _GLOB_CHARS = frozenset("*?[{")
 
@@ -267,7 +267,7 @@ def split_pattern(pattern: str) -> tuple[str, str]:
     return prefix, rest
 
 
-class SearchTool(BaseTool):
+class FileSearchTool(BaseTool):
     """What glob and grep share: they only read, anchor relative paths at ``workspace``
     (default: the process cwd) and list at most ``max_results`` lines (``None``: all)."""
 
@@ -280,7 +280,7 @@ class SearchTool(BaseTool):
         self.max_results = max_results
 
 
-class GlobTool(SearchTool):
+class GlobTool(FileSearchTool):
     """List files whose path matches a glob pattern."""
 
     definition = (

@@ -46,9 +46,9 @@ from ..secrets import is_secret_file
 from ..types import JSON, ToolDefinition
 from .base import ToolError, optional_str, require_str, resolve_path
 from .glob import (
+    FileSearchTool,
     GitIgnore,
     GlobError,
-    SearchTool,
     cap_lines,
     compile_glob,
     iter_files,
@@ -399,7 +399,7 @@ def searchable(path: str, workspace: str) -> bool:
 _ENGINES = ("auto", "rg", "grep", "python")
 
 
-class GrepTool(SearchTool):
+class GrepTool(FileSearchTool):
     """Search file contents with a regex; ``engine`` is ``"auto"`` (ripgrep when installed,
     else the system grep when it can, else Python), ``"rg"``, ``"grep"`` or ``"python"``."""
 
