@@ -148,7 +148,8 @@ class InspectVariableTool(_KernelTool):
     definition = ToolDefinition(
         "inspect_variable",
         "Describe a variable of the user's live Python kernel: type, shape, length and a "
-        "truncated repr. Use a plain name or a dotted attribute path (df.columns).",
+        "truncated repr. Use a plain name or a dotted attribute path (df.columns); no code "
+        "runs, so for an expression such as df.head() use run_python.",
     ).param("name", "string", "Variable name, e.g. df or model.config", required=True)
 
     async def call(self, args: JSON) -> str:
