@@ -40,6 +40,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Finding and killing a run's processes: the tests' helpers (one copy, tests/conftest.py).
+sys.path.insert(0, str(ROOT))
+from tests.conftest import kill_escaped, pids_with  # noqa: E402
+
 WORDS = [f"w{i}" for i in range(1, 401)]
 PHASES = ("stream", "tool", "approval")
 
@@ -112,31 +117,6 @@ def start_server() -> tuple[ThreadingHTTPServer, str]:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/v1"
-
-
-def kill_escaped(pid: int) -> None:
-    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
-    ``sleep`` child) — unless it shares our own group, then only the process."""
-    group = os.getpgid(pid)
-    if group != os.getpgrp():
-        os.killpg(group, signal.SIGKILL)
-    else:
-        os.kill(pid, signal.SIGKILL)
-
-
-def pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
 
 
 @dataclass

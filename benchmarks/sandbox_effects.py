@@ -30,7 +30,6 @@ import base64
 import hashlib
 import os
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -44,6 +43,10 @@ from pathlib import Path
 from clawnb.safety import CommandFilter
 from clawnb.sandbox import policy_for
 from clawnb.tools import BashTool, ToolError
+
+# Finding and killing a run's processes: the tests' helpers (one copy, tests/conftest.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.conftest import kill_escaped, pids_with  # noqa: E402
 
 # (category, command). {OUT} canary dir outside the workspace, {PORT} the listener, {MARK} a
 # marker for processes, {SLEEPER} a marked `sleep 1000`, {B64} base64 of "rm -rf {OUT}". HOME is {OUT}/home during the run.
@@ -250,31 +253,6 @@ def control_snapshot(ws: Path) -> dict[str, object]:
     hooks = ws / ".git" / "hooks"
     state["hooks"] = sorted(p.name for p in hooks.iterdir()) if hooks.is_dir() else None
     return state
-
-
-def kill_escaped(pid: int) -> None:
-    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
-    ``sleep`` child) — unless it shares our own group, then only the process."""
-    group = os.getpgid(pid)
-    if group != os.getpgrp():
-        os.killpg(group, signal.SIGKILL)
-    else:
-        os.kill(pid, signal.SIGKILL)
-
-
-def pids_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(entry))
-    return found
 
 
 def canary_base() -> Path:

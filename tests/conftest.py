@@ -2,6 +2,8 @@
 conditions instead of sleeping.
 
 Import them as ``from tests.conftest import …`` (the repository root is on ``pythonpath``).
+Benchmarks that watch processes import them too (after putting the root on ``sys.path``), so
+this module imports nothing beyond the standard library at its top.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +55,16 @@ def running(pid: int) -> bool:
         return stat.rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
     except IndexError:
         return False
+
+
+def kill_escaped(pid: int) -> None:
+    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
+    ``sleep`` child) — unless it shares our own group, then only the process."""
+    group = os.getpgid(pid)
+    if group != os.getpgrp():
+        os.killpg(group, signal.SIGKILL)
+    else:
+        os.kill(pid, signal.SIGKILL)
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 5.0) -> bool:

@@ -8,7 +8,6 @@ import dataclasses
 import os
 import select
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from clawnb.hooks import HookAction, HookEvent, ShellHook
 from clawnb.sandbox import SandboxUnavailable, bwrap_path, policy_for, seatbelt_profile
 from clawnb.tools import BashTool, ToolError
 from clawnb.types import Message, ToolCall
-from tests.conftest import pids_with, wait_until
+from tests.conftest import kill_escaped, pids_with, wait_until
 
 if bwrap_path() is None and os.environ.get("CLAWNB_SANDBOX_TESTS") == "require":
     raise RuntimeError(
@@ -294,7 +293,7 @@ def test_tool_processes_die_when_the_agent_is_killed(ws, mode):
         assert wait_until(lambda: len(survivors()) <= 1)
         for pid in survivors():  # the escaped job leads its own group: end all of it (its sleep)
             try:
-                _kill_escaped(pid)
+                kill_escaped(pid)
             except ProcessLookupError:
                 pass
     else:
@@ -522,13 +521,3 @@ async def test_a_finished_hook_leaves_nothing_running(ws):
     )
     assert await hook.on_event(HookEvent.PreToolCall("bash", {})) == HookAction.Continue()
     assert wait_until(lambda: not pids_with(marker)), "the hook's background job survived"
-
-
-def _kill_escaped(pid: int) -> None:
-    """SIGKILL an escaped process with its whole group (a marked ``bash -c`` has an unmarked
-    ``sleep`` child) — unless it shares our own group, then only the process."""
-    group = os.getpgid(pid)
-    if group != os.getpgrp():
-        os.killpg(group, signal.SIGKILL)
-    else:
-        os.kill(pid, signal.SIGKILL)
