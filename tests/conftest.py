@@ -29,6 +29,11 @@ def scripted_model(path: Path, turns: list[dict[str, Any]]) -> str:
     return f"scripted:{write_script(path, turns)}"
 
 
+def call_turn(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    """A scripted assistant turn that makes one tool call."""
+    return {"tool_calls": [{"id": call_id, "name": name, "arguments": arguments}]}
+
+
 def pids_with(marker: str) -> list[int]:
     """Host pids of live processes whose command line contains ``marker``. Zombies do not
     count (an unreaped corpse runs nothing); neither does a pid printed inside the bash

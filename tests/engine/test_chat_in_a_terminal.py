@@ -18,7 +18,14 @@ import pytest
 from clawnb.assemble import build_agent
 from clawnb.events import AgentEvent
 from clawnb.types import Message
-from tests.conftest import pids_with, running, scripted_model, spawn_chat, wait_until
+from tests.conftest import (
+    call_turn,
+    pids_with,
+    running,
+    scripted_model,
+    spawn_chat,
+    wait_until,
+)
 
 KEY = "sk-test-SECRET123-review"
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +62,7 @@ async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "leak.txt"}}]},
+            call_turn("c1", "read", path="leak.txt"),
             {"text": "done"},
         ],
     )
@@ -88,18 +95,11 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {
-                "tool_calls": [
-                    {
-                        "id": "c1",
-                        "name": "bash",
-                        "arguments": {
-                            "command": f"bash -c 'sleep 1000; : {marker}' & echo $! > bg.pid; "
-                            "sleep 500"
-                        },
-                    }
-                ]
-            },
+            call_turn(
+                "c1",
+                "bash",
+                command=f"bash -c 'sleep 1000; : {marker}' & echo $! > bg.pid; sleep 500",
+            ),
             {"text": "never reached"},
         ],
     )
@@ -158,15 +158,7 @@ def test_ask_user_at_end_of_input_says_so(tmp_path):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {
-                "tool_calls": [
-                    {
-                        "id": "c1",
-                        "name": "ask_user",
-                        "arguments": {"question": "Which colour?", "options": ["red", "blue"]},
-                    }
-                ]
-            },
+            call_turn("c1", "ask_user", question="Which colour?", options=["red", "blue"]),
             {"text": "ok"},
         ],
     )
@@ -250,7 +242,7 @@ def test_approval_question_shows_control_characters_instead_of_obeying_them(tmp_
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": HIDDEN}}]},
+            call_turn("c1", "bash", command=HIDDEN),
             {"text": "done \x1b[2J\x07"},
         ],
     )
@@ -456,15 +448,7 @@ def test_typed_ahead_line_does_not_answer_the_approval_question(tmp_path):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {
-                "tool_calls": [
-                    {
-                        "id": "c1",
-                        "name": "write",
-                        "arguments": {"path": "typeahead.txt", "content": "x"},
-                    }
-                ]
-            },
+            call_turn("c1", "write", path="typeahead.txt", content="x"),
             {"text": "finished"},
         ],
     )
@@ -577,15 +561,7 @@ def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {
-                "tool_calls": [
-                    {
-                        "id": "s1",
-                        "name": "subagent",
-                        "arguments": {"task": "delete every test file"},
-                    }
-                ]
-            },
+            call_turn("s1", "subagent", task="delete every test file"),
             {"text": "parent done"},
         ],
     )
@@ -632,7 +608,7 @@ def test_undo_puts_back_what_the_last_turn_changed(tmp_path):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "r", "name": "read", "arguments": {"path": "notes.txt"}}]},
+            call_turn("r", "read", path="notes.txt"),
             {
                 "tool_calls": [
                     {"id": "w", "name": "write", "arguments": write},
