@@ -32,6 +32,10 @@ from clawnb.config import Config
 from clawnb.session import SessionLog
 from clawnb.tools.read import ReadTool
 
+# The scripted session is the one the context tests run (one copy, tests/conftest.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.conftest import write_reading_script  # noqa: E402
+
 
 def rss_kib() -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -40,26 +44,9 @@ def rss_kib() -> int:
     raise RuntimeError("no VmRSS in /proc/self/status (Linux only)")
 
 
-def write_script(path: Path, turns: int) -> None:
-    with path.open("w") as fh:
-        for i in range(turns):
-            fh.write(
-                json.dumps(
-                    {
-                        "text": f"Reading part {i}.",
-                        "tool_calls": [
-                            {"id": f"r{i}", "name": "read", "arguments": {"path": "notes.txt"}}
-                        ],
-                    }
-                )
-                + "\n"
-            )
-            fh.write(json.dumps({"text": f"Part {i}: " + "detail " * 60}) + "\n")
-
-
 async def run(turns: int, budget: int, work: Path, label: str) -> tuple[list[tuple[int, int]], int]:
     script = work / f"{label}.jsonl"
-    write_script(script, turns)
+    write_reading_script(script, turns, detail_words=60)
     session = build_agent(
         Config(max_context_tokens=budget, preserve_recent=6),
         workspace=work,

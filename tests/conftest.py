@@ -34,6 +34,18 @@ def call_turn(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"id": call_id, "name": name, "arguments": arguments}]}
 
 
+def write_reading_script(path: Path, turns: int, detail_words: int) -> Path:
+    """A scripted model for long sessions: every user turn is answered by a turn that reads
+    ``notes.txt`` and then by ``Part I says: detail detail …`` (``detail_words`` words)."""
+    answers: list[dict[str, Any]] = []
+    for i in range(turns):
+        answers.append(
+            {"text": f"Reading part {i}.", **call_turn(f"r{i}", "read", path="notes.txt")}
+        )
+        answers.append({"text": f"Part {i} says: " + "detail " * detail_words})
+    return write_script(path, answers)
+
+
 def pids_with(marker: str) -> list[int]:
     """Host pids of live processes whose command line contains ``marker``. Zombies do not
     count (an unreaped corpse runs nothing); neither does a pid printed inside the bash

@@ -3,9 +3,6 @@ estimates, and a 500-turn scripted session that stays under budget."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from clawnb.agent import StreamingAgent
@@ -23,6 +20,7 @@ from clawnb.providers.replay import ScriptedProvider
 from clawnb.session import SessionLog
 from clawnb.tools.read import ReadTool
 from clawnb.types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall
+from tests.conftest import write_reading_script
 
 
 def _text(text: str, usage: TokenUsage | None = None) -> AssistantTurn:
@@ -222,27 +220,10 @@ class BudgetWatch:
         return await self.inner.stream_chat(messages, tools, on_event)
 
 
-def write_long_script(path: Path, turns: int) -> None:
-    with path.open("w") as fh:
-        for i in range(turns):
-            fh.write(
-                json.dumps(
-                    {
-                        "text": f"Reading part {i}.",
-                        "tool_calls": [
-                            {"id": f"r{i}", "name": "read", "arguments": {"path": "notes.txt"}}
-                        ],
-                    }
-                )
-                + "\n"
-            )
-            fh.write(json.dumps({"text": f"Part {i} says: " + "detail " * 40}) + "\n")
-
-
 async def test_500_turn_scripted_session_stays_under_budget(tmp_path):
     (tmp_path / "notes.txt").write_text("some notes " * 60)
     script = tmp_path / "long.jsonl"
-    write_long_script(script, 500)
+    write_reading_script(script, 500, detail_words=40)
     budget = 3000
     config = Config(max_context_tokens=budget, preserve_recent=6)
     watch = BudgetWatch(ScriptedProvider.from_file(script))
