@@ -137,3 +137,36 @@ def spawn_chat(
         timeout=timeout,
         dimensions=(40, 200),
     )
+
+
+def chat_with_server(tmp_path: Path, url: str, *args: str) -> Any:
+    """:func:`spawn_chat` on ``local-model`` at ``url`` (a fake server on 127.0.0.1), in a
+    fresh workspace ``tmp_path/ws``, no colours, nothing saved; ``args`` add flags. Returns
+    once the first prompt shows (``child.before`` holds the banner)."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    child = spawn_chat(
+        tmp_path,
+        "--workspace",
+        str(ws),
+        "--no-color",
+        "--no-save",
+        "--model",
+        "local-model",
+        "--base-url",
+        url,
+        *args,
+        timeout=20,
+    )
+    child.expect("you> ")
+    return child
+
+
+def end_chat(child: Any) -> None:
+    """Ctrl-D at the prompt: the chat must end, with status 0."""
+    import pexpect
+
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -15,7 +15,7 @@ from clawnb.errors import ConfigError
 from clawnb.providers.openai import OpenAICompatProvider
 from clawnb.providers.profiles import detect, is_local_url
 from clawnb.types import Message, ToolDefinition
-from tests.conftest import spawn_chat
+from tests.conftest import chat_with_server, end_chat
 from tests.fake_servers import _MODELS, FakeServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -236,38 +236,18 @@ pexpect = pytest.importorskip("pexpect")
 
 
 def test_chat_base_url_and_generation_flags_reach_the_server(tmp_path):
-    ws = tmp_path / "ws"
-    ws.mkdir()
     with FakeServer("llama-cpp-python", [Reply("hello from the fake")]) as server:
-        child = spawn_chat(
+        child = chat_with_server(
             tmp_path,
-            "--workspace",
-            str(ws),
-            "--no-color",
-            "--no-save",
-            "--model",
-            "local-model",
-            "--base-url",
             server.url,
-            "--server",
-            "auto",
-            "--max-output-tokens",
-            "321",
-            "--temperature",
-            "0.25",
-            "--extra-body",
-            json.dumps({"top_k": 7}),
-            timeout=20,
+            *("--server", "auto", "--max-output-tokens", "321", "--temperature", "0.25"),
+            *("--extra-body", json.dumps({"top_k": 7})),
         )
-        child.expect("you> ")
         banner = child.before
         child.sendline("hi")
         child.expect("hello from the fake")
         child.expect("you> ")
-        child.sendeof()
-        child.expect(pexpect.EOF)
-        child.close()
-    assert child.exitstatus == 0
+        end_chat(child)
     assert "no API key" not in banner  # a local server needs none: no warning
     body = server.requests[0]
     assert (body["max_tokens"], body["temperature"], body["top_k"]) == (321, 0.25, 7)

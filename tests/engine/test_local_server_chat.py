@@ -3,55 +3,26 @@ server reports no usage, and how it recovers when the conversation outgrows the 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from clawnb.types import TokenUsage
 from clawnb.usage import CostTracker
-from tests.conftest import spawn_chat
+from tests.conftest import chat_with_server, end_chat
 from tests.fake_servers import FakeServer, Reply
 
 pexpect = pytest.importorskip("pexpect")
 
 
-def _chat(tmp_path: Path, url: str, *args: str):
-    ws = tmp_path / "ws"
-    ws.mkdir(exist_ok=True)
-    child = spawn_chat(
-        tmp_path,
-        "--workspace",
-        str(ws),
-        "--no-color",
-        "--no-save",
-        "--model",
-        "local-model",
-        "--base-url",
-        url,
-        *args,
-        timeout=20,
-    )
-    child.expect("you> ")
-    return child
-
-
-def _bye(child) -> None:
-    child.sendeof()
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
-
-
 def test_cost_says_not_reported_when_the_server_sends_no_usage(tmp_path):
     with FakeServer("llama.cpp", [Reply("hi there", usage=None)]) as server:
-        child = _chat(tmp_path, server.url)
+        child = chat_with_server(tmp_path, server.url)
         child.sendline("hello")
         child.expect("hi there")
         child.expect("you> ")
         child.sendline("/cost")
         child.expect("you> ")
         cost = child.before
-        _bye(child)
+        end_chat(child)
     assert "tokens: not reported" in cost and "0 in + 0 out" not in cost
 
 
@@ -76,7 +47,7 @@ def test_chat_recovers_from_context_overflow_and_the_next_turns_work(tmp_path):
         Reply("Short answer."),
     ]
     with FakeServer("llama.cpp", replies) as server:
-        child = _chat(tmp_path, server.url)
+        child = chat_with_server(tmp_path, server.url)
         child.sendline("first: " + long)
         child.expect("First answer.")
         child.expect("you> ")
@@ -96,7 +67,7 @@ def test_chat_recovers_from_context_overflow_and_the_next_turns_work(tmp_path):
         child.sendline("/compact")
         child.expect("you> ")
         compacted = child.before
-        _bye(child)
+        end_chat(child)
     assert "context" in refused and "not kept" in refused
     assert "nothing to compact" not in compacted
     last = server.requests[-2]["messages"]  # the turn before /compact's summary request
@@ -111,11 +82,11 @@ def test_a_tool_round_on_llama_cpp_python_works_end_to_end(tmp_path):
     (tmp_path / "ws" / "notes.txt").write_text("buy milk\n")
     replies = [Reply(None, [("c1", "read", {"path": "notes.txt"})]), Reply("It says: buy milk.")]
     with FakeServer("llama-cpp-python", replies) as server:
-        child = _chat(tmp_path, server.url)
+        child = chat_with_server(tmp_path, server.url)
         child.sendline("what is in notes.txt?")
         child.expect("It says: buy milk.")
         child.expect("you> ")
-        _bye(child)
+        end_chat(child)
     first, second = server.requests
     assert first["tool_choice"] == "auto" and first["tools"]
     assistant = second["messages"][-2]
