@@ -56,31 +56,12 @@ def _stop(text: str) -> AssistantTurn:
 
 
 def test_default_tools_contents(tmp_path):
+    # every default set starts with the file, shell, search and notebook tools, in this order
+    core = ["read", "write", "edit", "bash", "glob", "grep", "notebook_read", "notebook_edit"]
     tools = default_tools(tmp_path)
-    assert tools.names() == [
-        "read",
-        "write",
-        "edit",
-        "bash",
-        "glob",
-        "grep",
-        "notebook_read",
-        "notebook_edit",
-        "web_fetch",
-        "tool_search",
-    ]
+    assert tools.names() == [*core, "web_fetch", "tool_search"]
     with_ask = default_tools(tmp_path, input_handler=MockInputHandler(), web=False, deferred=())
-    assert with_ask.names() == [
-        "read",
-        "write",
-        "edit",
-        "bash",
-        "glob",
-        "grep",
-        "notebook_read",
-        "notebook_edit",
-        "ask_user",
-    ]
+    assert with_ask.names() == [*core, "ask_user"]
 
 
 def test_default_tools_share_one_file_state(tmp_path):
