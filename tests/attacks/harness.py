@@ -626,11 +626,32 @@ def drive_chat(world: World) -> None:
 NOTEBOOK_CELL = "%%claw --new --cwd {ws}{mode}{options}\n{prompt}"
 
 
+def execute_notebook(nb: Any, world: World, approval: str) -> None:
+    """Run every cell of ``nb`` in a real kernel (nbclient) in the workspace, errors kept in
+    the outputs. The kernel inherits this process's environment, so the world's variables and
+    ``CLAWNB_APPROVAL=approval`` are set for the run and restored after it."""
+    from nbclient import NotebookClient
+
+    env = {**world.env(), "CLAWNB_APPROVAL": approval}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        client = NotebookClient(
+            nb, timeout=60, allow_errors=True, resources={"metadata": {"path": str(world.ws)}}
+        )
+        client.execute()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def drive_notebook(world: World) -> None:
     """A real kernel through nbclient: ``%%claw`` with the policy in ``CLAWNB_APPROVAL``; the
     executed notebook is saved into the workspace and read back for the verdict."""
     import nbformat
-    from nbclient import NotebookClient
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     mode = world.attack.data.get("mode")
@@ -652,20 +673,7 @@ def drive_notebook(world: World) -> None:
         ]
     )
     policy = world.attack.data.get("approve", "deny")
-    env = {**world.env(), "CLAWNB_APPROVAL": "allow" if policy != "deny" else "deny"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        client = NotebookClient(
-            nb, timeout=60, allow_errors=True, resources={"metadata": {"path": str(world.ws)}}
-        )
-        client.execute()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    execute_notebook(nb, world, "allow" if policy != "deny" else "deny")
     out = world.ws / "attack.ipynb"
     nbformat.write(nb, out)
     world.notebook_text = out.read_text()

@@ -4,11 +4,9 @@ real kernel with the harness's attacker server; judged by the file's bytes."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from .harness import Attack, AttackerServer, make_world
+from .harness import Attack, AttackerServer, execute_notebook, make_world
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -44,7 +42,6 @@ ATTACK = Attack(
 
 def test_redteam_claw_undo_restores_a_subagents_writes(tmp_path):
     import nbformat
-    from nbclient import NotebookClient
     from nbformat.v4 import new_code_cell, new_notebook
 
     world = make_world(tmp_path, ATTACK, AttackerServer(), AttackerServer())
@@ -60,20 +57,8 @@ def test_redteam_claw_undo_restores_a_subagents_writes(tmp_path):
             new_code_cell("%claw undo"),
         ]
     )
-    env = {**world.env(), "CLAWNB_APPROVAL": "allow"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        with world.server, world.server2:
-            NotebookClient(
-                nb, timeout=60, allow_errors=True, resources={"metadata": {"path": str(world.ws)}}
-            ).execute()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with world.server, world.server2:
+        execute_notebook(nb, world, "allow")
     shown = nbformat.writes(nb)
     # the child really wrote (else the undo below proves nothing) …
     assert "AFTER-CELL rewritten by the child" in shown, shown[-3000:]
