@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +81,25 @@ def widget_setup(shell: Any = None, *, can_insert: bool = True):
     return view, tool, proposals
 
 
+@contextmanager
+def proposing(
+    view: WidgetView,
+    tool: ProposeCellTool,
+    proposals: CellProposals,
+    code: str = CODE,
+    call_id: str = "p1",
+) -> Iterator[asyncio.Future[str]]:
+    """A propose_cell call under way, routed to ``proposals`` with its card drawn as running:
+    the call's task, which waits for a click on the card."""
+    running_card(view, code, call_id)
+    with tool.routed(proposals):
+        yield asyncio.ensure_future(tool.call({"code": code}))
+
+
 async def test_insert_below_leaves_one_set_next_input_payload_and_never_runs(tmp_path):
     shell = Payloads()
     view, tool, proposals = widget_setup(shell)
-    running_card(view)
-    with tool.routed(proposals):
-        task = asyncio.ensure_future(tool.call({"code": CODE}))
+    with proposing(view, tool, proposals) as task:
         bar = await wait_for_bar(view)
         assert set(bar) == {"insert", "copy", "copied", "dismiss"}
         assert bar["insert"].description == "Insert below"
@@ -97,9 +112,7 @@ async def test_insert_below_leaves_one_set_next_input_payload_and_never_runs(tmp
     assert len(view.transcript.block_of(view.card("p1")).widget.children) == 2  # bar gone
 
     # a second insert in the same cell: the front end reads one payload, so they join
-    running_card(view, "print('second')", "p2")
-    with tool.routed(proposals):
-        task = asyncio.ensure_future(tool.call({"code": "print('second')"}))
+    with proposing(view, tool, proposals, "print('second')", "p2") as task:
         click((await wait_for_bar(view, "p2"))["insert"])
         await task
     payload = shell.payload_manager.read_payload()
@@ -113,9 +126,7 @@ async def test_in_the_clawnb_kernel_the_inserted_cell_runs_as_python():
     shell = Payloads()
     shell.input_transformers_cleanup = [prompt_transformer]
     view, tool, proposals = widget_setup(shell)
-    running_card(view)
-    with tool.routed(proposals):
-        task = asyncio.ensure_future(tool.call({"code": CODE}))
+    with proposing(view, tool, proposals) as task:
         click((await wait_for_bar(view))["insert"])
         await task
     text = shell.payload_manager.read_payload()[0]["text"]
@@ -127,9 +138,7 @@ async def test_in_the_clawnb_kernel_the_inserted_cell_runs_as_python():
 async def test_dismiss_and_copy_insert_nothing(button, expected):
     shell = Payloads()
     view, tool, proposals = widget_setup(shell)
-    running_card(view)
-    with tool.routed(proposals):
-        task = asyncio.ensure_future(tool.call({"code": CODE}))
+    with proposing(view, tool, proposals) as task:
         bar = await wait_for_bar(view)
         # the visible Copy button copies in the browser and then clicks the hidden one
         assert "navigator.clipboard" in bar["copy"].value
@@ -142,9 +151,7 @@ async def test_dismiss_and_copy_insert_nothing(button, expected):
 
 async def test_no_insert_button_when_the_cell_has_already_returned():
     view, tool, proposals = widget_setup(Payloads(), can_insert=False)
-    running_card(view)
-    with tool.routed(proposals):
-        task = asyncio.ensure_future(tool.call({"code": CODE}))
+    with proposing(view, tool, proposals) as task:
         bar = await wait_for_bar(view)
         assert "insert" not in bar
         click(bar["dismiss"])
