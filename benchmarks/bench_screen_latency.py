@@ -48,11 +48,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -66,10 +64,8 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.conftest import (  # noqa: E402  (the e2e harness: isolated JupyterLab + Chromium)
     CHROMIUM,
     CHROMIUM_ARGS,
-    LabServer,
-    _free_port,
     _stop_server,
-    _write_isolated_jupyter_env,
+    start_lab,
 )
 
 # An answer as a model might give it, in our own words. Markdown must render it as itself (the
@@ -235,56 +231,6 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[k]
 
 
-def _start_lab(base: Path, kernel_key: str | None) -> tuple[subprocess.Popen[bytes], LabServer]:
-    import secrets
-    import urllib.request
-
-    root = base / "root"
-    root.mkdir()
-    env = dict(os.environ)
-    env.update(_write_isolated_jupyter_env(base / "jupyter"))
-    for key in list(env):
-        if key.startswith("CLAWNB_") or key.endswith("_API_KEY"):
-            del env[key]
-    env["HOME"] = str(base)
-    env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
-    port, token = _free_port(), secrets.token_hex(16)
-    log = (base / "lab.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--allow-root",
-            "--expose-app-in-browser",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0",
-            f"--ServerApp.root_dir={root}",
-            f"--IdentityProvider.token={token}",
-            "--ServerApp.terminals_enabled=False",
-            *([f"--Session.key={kernel_key}"] if kernel_key else []),
-        ],
-        cwd=root,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    server = LabServer(root, port, token, Path(env["JUPYTER_RUNTIME_DIR"]), base / "lab.log")
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            server.api("/api/status", timeout=2)
-            return proc, server
-        except (OSError, urllib.error.URLError):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("JupyterLab did not start") from None
-            time.sleep(0.2)
-
-
 SIDES = (("claw", "%%claw cell (clawnb live view)"), ("print", "print() in a cell (peer)"))
 
 
@@ -311,7 +257,9 @@ def measure(
             names[str(len(cells) - 1)] = name
     streamed = sum(len(tokens) for tokens in workloads.values()) * 2 * interval_ms / 1000
     with tempfile.TemporaryDirectory() as tmp:
-        proc, server = _start_lab(Path(tmp), kernel_key)
+        base = Path(tmp)
+        key_option = [f"--Session.key={kernel_key}"] if kernel_key else []
+        proc, server = start_lab(base, base / "lab.log", *key_option)
         try:
             notebook = server.write_notebook("latency.ipynb", cells)
             with sync_playwright() as pw:

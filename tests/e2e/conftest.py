@@ -236,17 +236,15 @@ def artifacts_dir() -> Path:
     return ARTIFACTS
 
 
-@pytest.fixture(scope="session")
-def lab_server(
-    tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
-) -> Iterator[LabServer]:
-    """A JupyterLab server on a free 127.0.0.1 port; always shut down, kernels included."""
-    base = tmp_path_factory.mktemp("e2e")
+def start_lab(base: Path, log: Path, *extra_args: str) -> tuple[subprocess.Popen[bytes], LabServer]:
+    """Start JupyterLab on a free 127.0.0.1 port with everything private under ``base`` (its
+    root, Jupyter's directories, ``HOME``), its output in ``log``; ``extra_args`` add options.
+    Returns once it answers; if it does not, it is stopped and the error quotes the log."""
     root = base / "root"
     root.mkdir()
     env = dict(os.environ)
     env.update(_write_isolated_jupyter_env(base / "jupyter"))
-    # Whatever a test's kernel does, it must not reach a real model, leak a real key, or have
+    # Whatever a kernel does, it must not reach a real model, leak a real key, or have
     # approvals answered by a policy from the developer's environment (CLAWNB_APPROVAL=allow
     # would make the Approve/Deny buttons never appear). A private HOME keeps user config out.
     for key in list(env):
@@ -256,11 +254,10 @@ def lab_server(
     home.mkdir()
     env["HOME"] = str(home)
     env["XDG_CONFIG_HOME"] = str(home / ".config")
-    # Local model servers started by tests live on 127.0.0.1: never send them via a proxy.
+    # Local model servers live on 127.0.0.1: never send them via a proxy.
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     port = _free_port()
     token = secrets.token_hex(16)
-    log = artifacts_dir / "jupyter-server.log"
     cmd = [
         sys.executable,
         "-m",
@@ -275,6 +272,7 @@ def lab_server(
         f"--ServerApp.root_dir={root}",
         f"--IdentityProvider.token={token}",
         "--ServerApp.terminals_enabled=False",
+        *extra_args,
     ]
     server = LabServer(root, port, token, Path(env["JUPYTER_RUNTIME_DIR"]), log)
     with log.open("wb") as log_file:
@@ -296,7 +294,7 @@ def lab_server(
                 )
             try:
                 server.api("/api/status", timeout=2)
-                break
+                return proc, server
             except (OSError, urllib.error.URLError):
                 if time.monotonic() > deadline:
                     raise RuntimeError(
@@ -304,6 +302,18 @@ def lab_server(
                         f"{log.read_text()[-3000:]}"
                     ) from None
                 time.sleep(0.2)
+    except BaseException:
+        _stop_server(proc, server)
+        raise
+
+
+@pytest.fixture(scope="session")
+def lab_server(
+    tmp_path_factory: pytest.TempPathFactory, artifacts_dir: Path
+) -> Iterator[LabServer]:
+    """A JupyterLab server on a free 127.0.0.1 port; always shut down, kernels included."""
+    proc, server = start_lab(tmp_path_factory.mktemp("e2e"), artifacts_dir / "jupyter-server.log")
+    try:
         yield server
     finally:
         orphans = _stop_server(proc, server)
