@@ -474,10 +474,7 @@ async def test_sessions_list_names_a_plan_by_its_task(tmp_path, monkeypatch):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            {
-                "text": "Plan: add it",
-                "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}],
-            },
+            {"text": "Plan: add it", **call_turn("p1", "exit_plan")},
         ],
     )
     session = build_agent(workspace=tmp_path / "ws", model=model, session="new")

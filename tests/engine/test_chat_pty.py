@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import spawn_chat, wait_until, write_script
+from tests.conftest import call_turn, spawn_chat, wait_until, write_script
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -49,13 +49,7 @@ def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
         [
             {
                 "text": "I'll write the file.",
-                "tool_calls": [
-                    {
-                        "id": "c1",
-                        "name": "write",
-                        "arguments": {"path": "notes.txt", "content": "hello"},
-                    }
-                ],
+                **call_turn("c1", "write", path="notes.txt", content="hello"),
             },
             {"text": "Done: notes.txt written."},
         ],
@@ -90,7 +84,7 @@ def test_chat_denial_with_reason_reaches_the_model(tmp_path):
     script = write_script(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
+            call_turn("c1", "bash", command="touch x"),
             {"text": "Understood, I will not."},
         ],
     )
@@ -112,7 +106,7 @@ def test_ctrl_c_at_an_approval_question_prints_the_result_on_its_own_line(tmp_pa
     script = write_script(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "touch x"}}]},
+            call_turn("c1", "bash", command="touch x"),
             {"text": "never reached"},
         ],
     )
@@ -133,7 +127,7 @@ def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
     script = write_script(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "c1", "name": "bash", "arguments": {"command": "sleep 30"}}]},
+            call_turn("c1", "bash", command="sleep 30"),
             {"text": "never reached"},
             {"text": "Still here."},
         ],
@@ -164,19 +158,8 @@ def test_plan_compact_and_resume_commands(tmp_path):
     script = write_script(
         tmp_path / "s.jsonl",
         [
-            {
-                "text": "Plan: create plan.txt",
-                "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}],
-            },
-            {
-                "tool_calls": [
-                    {
-                        "id": "w1",
-                        "name": "write",
-                        "arguments": {"path": "plan.txt", "content": "planned"},
-                    }
-                ]
-            },
+            {"text": "Plan: create plan.txt", **call_turn("p1", "exit_plan")},
+            call_turn("w1", "write", path="plan.txt", content="planned"),
             {"text": "Plan carried out."},
             {"text": "second answer"},
         ],
@@ -216,15 +199,7 @@ def test_ask_user_is_answered_at_the_terminal(tmp_path):
     script = write_script(
         tmp_path / "s.jsonl",
         [
-            {
-                "tool_calls": [
-                    {
-                        "id": "q1",
-                        "name": "ask_user",
-                        "arguments": {"question": "Which colour?", "options": ["red", "blue"]},
-                    }
-                ]
-            },
+            call_turn("q1", "ask_user", question="Which colour?", options=["red", "blue"]),
             {"text": "Blue it is."},
         ],
     )
@@ -250,15 +225,7 @@ def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
     script = write_script(
         tmp_path / "s.jsonl",
         [
-            {
-                "tool_calls": [
-                    {
-                        "id": "c1",
-                        "name": "write",
-                        "arguments": {"path": "never.txt", "content": "x"},
-                    }
-                ]
-            },
+            call_turn("c1", "write", path="never.txt", content="x"),
             {"text": "Next answer."},
         ],
     )
@@ -322,8 +289,8 @@ def test_subagent_calls_show_indented_under_the_subagent_call(tmp_path):
     script = write_script(
         tmp_path / "s.jsonl",
         [
-            {"tool_calls": [{"id": "s1", "name": "subagent", "arguments": {"task": "read"}}]},
-            {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "a.txt"}}]},
+            call_turn("s1", "subagent", task="read"),
+            call_turn("c1", "read", path="a.txt"),
             {"text": "child: it says alpha"},
             {"text": "It says alpha."},
         ],
@@ -347,20 +314,10 @@ def test_plan_mode_plans_read_only_then_executes_once_approved(tmp_path):
         [
             {
                 "text": "Plan: write x.txt",
-                "tool_calls": [
-                    {
-                        "id": "w0",
-                        "name": "write",
-                        "arguments": {"path": "early.txt", "content": "no"},
-                    }
-                ],
+                **call_turn("w0", "write", path="early.txt", content="no"),
             },
             {"text": "Plan: write x.txt"},
-            {
-                "tool_calls": [
-                    {"id": "w1", "name": "write", "arguments": {"path": "x.txt", "content": "x"}}
-                ]
-            },
+            call_turn("w1", "write", path="x.txt", content="x"),
             {"text": "Written."},
         ],
     )
