@@ -14,11 +14,7 @@ from clawnb.planning import PlanVerdict
 from clawnb.session_api import Session
 from clawnb.tools.base import BaseTool
 from clawnb.types import Message, ToolDefinition
-from tests.conftest import scripted_model
-
-
-def _call(call_id: str, name: str, **arguments) -> dict:
-    return {"tool_calls": [{"id": call_id, "name": name, "arguments": arguments}]}
+from tests.conftest import call_turn, scripted_model
 
 
 async def _allow(request) -> Approval:
@@ -53,9 +49,9 @@ async def test_handlers_route_approvals_for_one_block_then_restore(tmp_path):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            _call("w1", "write", path="a.txt", content="a"),
+            call_turn("w1", "write", path="a.txt", content="a"),
             {"text": "one"},
-            _call("w2", "write", path="b.txt", content="b"),
+            call_turn("w2", "write", path="b.txt", content="b"),
             {"text": "two"},
         ],
     )
@@ -72,10 +68,10 @@ async def test_configure_mode_and_turn_limit_apply_to_the_next_turns(tmp_path):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            _call("w1", "write", path="a.txt", content="a"),
+            call_turn("w1", "write", path="a.txt", content="a"),
             {"text": "done"},
-            _call("r1", "read", path="a.txt"),
-            _call("r2", "read", path="a.txt"),
+            call_turn("r1", "read", path="a.txt"),
+            call_turn("r2", "read", path="a.txt"),
         ],
     )
     session = build_agent(Config(), workspace=tmp_path, model=model)
@@ -107,7 +103,7 @@ async def test_plan_mode_send_plans_revises_then_executes_on_one_history(tmp_pat
         [
             {"text": "Plan v1", "tool_calls": [{"id": "p1", "name": "exit_plan", "arguments": {}}]},
             {"text": "Plan v2", "tool_calls": [{"id": "p2", "name": "exit_plan", "arguments": {}}]},
-            _call("w1", "write", path="out.txt", content="planned"),
+            call_turn("w1", "write", path="out.txt", content="planned"),
             {"text": "executed"},
         ],
     )
@@ -131,7 +127,7 @@ async def test_plan_mode_send_plans_revises_then_executes_on_one_history(tmp_pat
 async def test_plan_mode_without_a_reviewer_runs_nothing(tmp_path):
     model = scripted_model(
         tmp_path / "s.jsonl",
-        [_call("b1", "bash", command="touch pwned"), {"text": "the plan"}],
+        [call_turn("b1", "bash", command="touch pwned"), {"text": "the plan"}],
     )
     session = build_agent(Config(), workspace=tmp_path, model=model, mode="plan")
     with session.handlers(approve=_allow):
@@ -148,10 +144,10 @@ async def test_subagent_writes_are_checkpointed_and_undone_with_the_turn(tmp_pat
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            _call("s1", "subagent", task="change files"),
-            _call("c1", "write", path="new.txt", content="child"),
+            call_turn("s1", "subagent", task="change files"),
+            call_turn("c1", "write", path="new.txt", content="child"),
             {"tool_calls": [{"id": "c2", "name": "read", "arguments": {"path": "keep.txt"}}]},
-            _call("c3", "edit", path="keep.txt", old_string="original", new_string="changed"),
+            call_turn("c3", "edit", path="keep.txt", old_string="original", new_string="changed"),
             {"text": "child done"},
             {"text": "parent done"},
         ],
@@ -176,8 +172,8 @@ async def test_subagent_calls_reach_the_front_end_nested_under_the_parent_call(t
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            _call("s1", "subagent", task="look"),
-            _call("c1", "glob", pattern="*.txt"),
+            call_turn("s1", "subagent", task="look"),
+            call_turn("c1", "glob", pattern="*.txt"),
             {"text": "child done"},
             {"text": "parent done"},
         ],
@@ -197,11 +193,11 @@ async def test_always_ask_tools_ask_in_bypass_for_subagents_too(tmp_path):
     model = scripted_model(
         tmp_path / "s.jsonl",
         [
-            _call("s1", "subagent", task="launch"),
-            _call("c1", "launch"),
+            call_turn("s1", "subagent", task="launch"),
+            call_turn("c1", "launch"),
             {"text": "child done"},
-            _call("l2", "launch"),
-            _call("l3", "launch"),
+            call_turn("l2", "launch"),
+            call_turn("l3", "launch"),
             {"text": "parent done"},
         ],
     )

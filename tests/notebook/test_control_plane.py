@@ -7,11 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from clawnb.types import AssistantTurn
-from tests.conftest import write_script
-
-
-def _call(call_id: str, name: str, **arguments) -> dict:
-    return {"tool_calls": [{"id": call_id, "name": name, "arguments": arguments}]}
+from tests.conftest import call_turn, write_script
 
 
 def test_claw_undo_restores_what_a_subagent_wrote(shell, tmp_path: Path, capsys, monkeypatch):
@@ -20,10 +16,10 @@ def test_claw_undo_restores_what_a_subagent_wrote(shell, tmp_path: Path, capsys,
     write_script(
         tmp_path / "s.jsonl",
         [
-            _call("s1", "subagent", task="rewrite the notes"),
-            _call("r1", "read", path="notes.txt"),
-            _call("c1", "write", path="notes.txt", content="after\n"),
-            _call("c2", "write", path="new.txt", content="made by the child\n"),
+            call_turn("s1", "subagent", task="rewrite the notes"),
+            call_turn("r1", "read", path="notes.txt"),
+            call_turn("c1", "write", path="notes.txt", content="after\n"),
+            call_turn("c2", "write", path="new.txt", content="made by the child\n"),
             {"text": "child: done"},
             {"text": "The subagent rewrote the notes."},
         ],
@@ -41,8 +37,8 @@ def test_a_subagents_run_python_waits_for_the_policy_even_in_bypass(shell, tmp_p
     write_script(
         tmp_path / "s.jsonl",
         [
-            _call("s1", "subagent", task="run code"),
-            _call("c1", "run_python", code="open('ran.txt', 'w').write('x')"),
+            call_turn("s1", "subagent", task="run code"),
+            call_turn("c1", "run_python", code="open('ran.txt', 'w').write('x')"),
             {"text": "child: done"},
             {"text": "done"},
         ],
@@ -61,7 +57,7 @@ def test_a_cell_without_mode_follows_the_projects_mode(shell, tmp_path: Path, ca
     (tmp_path / ".claw" / "config.toml").write_text('[permissions]\nmode = "accept_edits"\n')
     write_script(
         tmp_path / "s.jsonl",
-        [_call("w1", "write", path="a.txt", content="a"), {"text": "written"}],
+        [call_turn("w1", "write", path="a.txt", content="a"), {"text": "written"}],
     )
     shell.run_line_magic("claw", "trust")  # an untrusted project may not widen the mode
     # no approval policy at all: only accept_edits lets the write run
@@ -75,7 +71,7 @@ def test_plan_mode_cells_offer_only_read_only_tools_while_planning(shell, tmp_pa
     write_script(
         tmp_path / "s.jsonl",
         [
-            _call("b1", "bash", command="touch pwned"),
+            call_turn("b1", "bash", command="touch pwned"),
             {"text": "Plan: nothing."},
             {"text": "Executed: nothing to do."},
         ],
