@@ -15,7 +15,7 @@ from clawnb.notebook.render import STYLE, Card, TextView, WidgetView, _card_html
 from clawnb.tools import EditTool, FileState, ReadTool, WriteTool
 from clawnb.types import ToolCall
 
-from .test_widgets import buttons, click, make_view, shown_html
+from .test_widgets import buttons, click, fake_shell, make_view, shown_html
 
 
 def _rendered():
@@ -248,7 +248,7 @@ async def test_deny_with_words_tells_the_model_what_to_do_instead() -> None:
 
 
 async def test_the_status_line_says_what_happens_and_stop_ends_the_turn(tmp_path, monkeypatch):
-    from clawnb.notebook.runner import CellOptions, ClawInterrupted, NotebookSession, run_claw
+    from clawnb.notebook.runner import CellOptions, ClawInterrupted, run_claw
     from tests.conftest import write_script
 
     monkeypatch.chdir(tmp_path)
@@ -256,12 +256,7 @@ async def test_the_status_line_says_what_happens_and_stop_ends_the_turn(tmp_path
     call = {"id": "b1", "name": "bash", "arguments": {"command": "sleep 30"}}
     write_script(tmp_path / "s.jsonl", [{"text": "Sleeping.", "tool_calls": [call]}])
 
-    class Shell:
-        user_ns: dict = {}
-        execution_count = 1
-
-    shell = Shell()
-    shell._clawnb_session = NotebookSession(shell=None, cwd=str(tmp_path))
+    shell = fake_shell(tmp_path)
     view, sink = _rendered()
     options = CellOptions(model="scripted:s.jsonl", approve="allow")
     clicked: list[float] = []

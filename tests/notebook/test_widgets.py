@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,6 +47,20 @@ def make_view(**kw: Any) -> tuple[WidgetView, Sink]:
     view = WidgetView(display=sink.display, clear_output=sink.clear_output, **kw)
     view.start()
     return view, sink
+
+
+def fake_shell(cwd: Path) -> Any:
+    """Just enough of an IPython shell for ``run_claw``: a namespace, an execution count, and
+    the notebook's session, working in ``cwd``."""
+    from clawnb.notebook.runner import NotebookSession
+
+    class Shell:
+        user_ns: dict = {}
+        execution_count = 1
+
+    shell = Shell()
+    shell._clawnb_session = NotebookSession(shell=None, cwd=str(cwd))
+    return shell
 
 
 def announce(view: WidgetView, call_id: str = "c1", name: str = "bash") -> ToolCall:
@@ -330,7 +345,7 @@ async def test_ask_user_handler_headless_is_a_clear_error(monkeypatch) -> None:
 
 
 async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> None:
-    from clawnb.notebook.runner import CellOptions, NotebookSession, run_claw
+    from clawnb.notebook.runner import CellOptions, run_claw
     from tests.conftest import write_script
 
     monkeypatch.chdir(tmp_path)
@@ -344,12 +359,7 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
         ],
     )
 
-    class Shell:
-        user_ns: dict = {}
-        execution_count = 1
-
-    shell = Shell()
-    shell._clawnb_session = NotebookSession(shell=None, cwd=str(tmp_path))
+    shell = fake_shell(tmp_path)
     view, sink = make_view()
     view.root._view_count = 1
     options = CellOptions(model="scripted:p.jsonl", mode="plan")
@@ -672,7 +682,7 @@ def test_quiet_still_shows_an_error() -> None:
 async def test_background_cell_keeps_the_interrupted_note(tmp_path, monkeypatch) -> None:
     # a background task (old kernels) shows no exception, so the transcript says it; a cell
     # that raises ClawInterrupted does not repeat the line (see test_kernel)
-    from clawnb.notebook.runner import INTERRUPTED_LINE, CellOptions, NotebookSession, run_claw
+    from clawnb.notebook.runner import INTERRUPTED_LINE, CellOptions, run_claw
     from tests.conftest import write_script
 
     monkeypatch.chdir(tmp_path)
@@ -690,12 +700,7 @@ async def test_background_cell_keeps_the_interrupted_note(tmp_path, monkeypatch)
         ],
     )
 
-    class Shell:
-        user_ns: dict = {}
-        execution_count = 1
-
-    shell = Shell()
-    shell._clawnb_session = NotebookSession(shell=None, cwd=str(tmp_path))
+    shell = fake_shell(tmp_path)
     view, _sink = make_view()
     view.root._view_count = 1
     options = CellOptions(model="scripted:w.jsonl", approve="widget")
