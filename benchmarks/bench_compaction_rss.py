@@ -27,9 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from clawnb.assemble import build_agent
 from clawnb.config import Config
-from clawnb.session import SessionLog
+from clawnb.session.assemble import build_agent
+from clawnb.session.log import SessionLog
 from clawnb.tools.read import ReadTool
 
 # The scripted session is the one the context tests run (one copy, tests/conftest.py).

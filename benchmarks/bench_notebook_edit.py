@@ -37,7 +37,7 @@ from pathlib import Path
 
 from clawnb.tools import FileState
 from clawnb.tools.edit import EditTool
-from clawnb.tools.notebook import NotebookEditTool, NotebookReadTool
+from clawnb.tools.ipynb import NotebookEditTool, NotebookReadTool
 from clawnb.tools.read import ReadTool
 
 

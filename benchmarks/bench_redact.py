@@ -1,7 +1,7 @@
 """What the redactor costs per call: short tool results, an 11 KB one and a 1.2 MB one.
 
 Every tool result, hook payload, session line and rendered string goes through
-:func:`clawnb.secrets.redact`, so its fixed cost is paid on every agent turn. The script sets
+:func:`clawnb.control.secrets.redact`, so its fixed cost is paid on every agent turn. The script sets
 up what a real session has — two keys in the environment, a workspace whose ``.env`` holds two
 more (watched) — and times ``redact`` on texts without a key (the usual case) and with one.
 It prints microseconds per call (best of a few repetitions). Run it on two checkouts to compare.
@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from clawnb.secrets import redact, watch_dotenv
+from clawnb.control.secrets import redact, watch_dotenv
 
 LINE = "def handler(request):  # reads the config, then answers with the rendered page\n"
 

@@ -129,8 +129,8 @@ def held_by_rule(tokens: list[str], key: str) -> list[bool]:
     """For each token, whether the live view's hold-back keeps (part of) it off the screen
     until the next token, given the kernel's key: the redactor the kernel uses, applied to the
     answer as it stands after that token."""
+    from clawnb.control.secrets import Redactor
     from clawnb.notebook.render import shown_while_streaming
-    from clawnb.secrets import Redactor
 
     redactor = Redactor([key], environ=False)
     text, held = "", []

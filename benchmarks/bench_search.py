@@ -26,7 +26,7 @@ import subprocess
 import sysconfig
 import time
 
-from clawnb.secrets import is_secret_file
+from clawnb.control.secrets import is_secret_file
 from clawnb.tools.glob import GlobTool
 from clawnb.tools.grep import GrepTool, system_grep, system_rg
 

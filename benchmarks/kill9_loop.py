@@ -205,7 +205,7 @@ def one_run(phase: str, rng: random.Random, base_url: str, tmp: Path) -> Outcome
 
 def judge(phase: str, ws: Path, mark: str, screen: str) -> Outcome:
     """What resuming the session gets, against what was shown (``screen``)."""
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
     sessions = list((ws / ".claw" / "sessions").glob("*.jsonl"))

@@ -40,8 +40,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from clawnb.control.sandbox import policy_for
 from clawnb.safety import CommandFilter
-from clawnb.sandbox import policy_for
 from clawnb.tools import BashTool, ToolError
 
 # Finding and killing a run's processes: the tests' helpers (one copy, tests/conftest.py).

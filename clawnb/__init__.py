@@ -91,11 +91,11 @@ _EXPORTS: dict[str, str] = {
     "SystemPromptBuilder": "clawnb.prompt",
     "ContextManager": "clawnb.context",
     "ExtractiveSummarizer": "clawnb.context",
-    "SessionLog": "clawnb.session",
-    "SessionStore": "clawnb.session",
+    "SessionLog": "clawnb.session.log",
+    "SessionStore": "clawnb.session.log",
     "SubagentTool": "clawnb.tools.subagent",
-    "build_agent": "clawnb.assemble",
-    "AgentSession": "clawnb.assemble",
+    "build_agent": "clawnb.session.assemble",
+    "AgentSession": "clawnb.session.assemble",
     # safety and control (ch13-16)
     "Permission": "clawnb.permissions",
     "PermissionDecision": "clawnb.permissions",
@@ -130,7 +130,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         StreamingAgent as StreamingAgent,
         single_turn as single_turn,
     )
-    from .assemble import AgentSession as AgentSession, build_agent as build_agent
+    from .session.assemble import AgentSession as AgentSession, build_agent as build_agent
     from .config import (
         Config as Config,
         ConfigLoader as ConfigLoader,
@@ -208,7 +208,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
         SafetyCheck as SafetyCheck,
         SafetyViolation as SafetyViolation,
     )
-    from .session import SessionLog as SessionLog, SessionStore as SessionStore
+    from .session.log import SessionLog as SessionLog, SessionStore as SessionStore
     from .tools import default_tools as default_tools
     from .tools.ask import (
         AskTool as AskTool,

@@ -45,10 +45,10 @@ from pydantic import (
     model_validator,
 )
 
+from .control.modes import PermissionMode
+from .control.trust import TrustStore, user_config_dir
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
-from .modes import PermissionMode
-from .trust import TrustStore, user_config_dir
 
 __all__ = [
     "DEFAULT_BLOCKED_COMMANDS",
@@ -79,7 +79,7 @@ __all__ = [
 DEFAULT_PROTECTED_PATTERNS = [".env", ".env.*", ".git/**"]
 DEFAULT_BLOCKED_COMMANDS = ["rm -rf /", "sudo *", "curl * | bash", "curl * | sh"]
 
-# The one PermissionMode (clawnb.modes); a TOML string is accepted for it.
+# The one PermissionMode (clawnb.control.modes); a TOML string is accepted for it.
 Mode = Annotated[PermissionMode, Field(strict=False)]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 8192
@@ -148,7 +148,7 @@ class PermissionsConfig(_Strict):
 
 
 class SandboxConfig(_Strict):
-    """``[sandbox]``: the OS sandbox for bash calls and shell hooks (:mod:`clawnb.sandbox`).
+    """``[sandbox]``: the OS sandbox for bash calls and shell hooks (:mod:`clawnb.control.sandbox`).
 
     ``mode``: ``"auto"`` uses bubblewrap when it works here, ``"required"`` refuses to run
     bash and shell hooks without it, ``"off"`` never sandboxes. ``network``: ``"off"`` (no
@@ -433,7 +433,7 @@ def _announce(notice: str) -> None:
     # or cell, and a warning repeated each time would be noise nobody reads.
     if notice not in _announced:
         _announced.add(notice)
-        logging.getLogger("clawnb.trust").warning("%s", notice)
+        logging.getLogger("clawnb.control.trust").warning("%s", notice)
 
 
 def untrusted_project(
@@ -691,7 +691,7 @@ class ConfigLoader:
         """Defaults ← project ``.claw/config.toml`` ← user config ← environment.
 
         The project file counts whole only when its folder is trusted (``trusted=None`` asks
-        the :class:`~clawnb.trust.TrustStore`); otherwise it may only restrict
+        the :class:`~clawnb.control.trust.TrustStore`); otherwise it may only restrict
         (:func:`restrict_untrusted`), and :attr:`Config.trust_notice` names what was ignored.
 
         ``project_dir`` defaults to the current directory; ``config_home`` to

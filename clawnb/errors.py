@@ -16,6 +16,9 @@
     ├── ConfigError                  a config file or value is invalid (names file and key)
     ├── SafetyViolation              a safety check refused a call (clawnb.safety; the gate
     │                                turns it into an ``error: safety check failed: …`` result)
+    ├── SandboxUnavailable           ``[sandbox] mode = "required"`` and bubblewrap cannot run
+    ├── SessionError                 a session file is missing or corrupt
+    ├── SecretInPromptError          a ``{name}`` in a %%claw prompt would put a key in the request
     └── AgentError                   the loop itself stopped
         └── MaxTurnsExceeded
 
@@ -43,8 +46,12 @@ __all__ = [
     "ProviderHTTPError",
     "ProviderTimeout",
     "RateLimitError",
+    "SafetyViolation",
+    "SandboxUnavailable",
     "ScriptError",
+    "SecretInPromptError",
     "ServerError",
+    "SessionError",
     "StreamError",
 ]
 
@@ -160,6 +167,22 @@ class StreamError(ProviderError):
 
 class ConfigError(ClawError):
     """A configuration file or value is invalid."""
+
+
+class SafetyViolation(ClawError):
+    """A safety check refused a call; the message is the reason shown to the model."""
+
+
+class SandboxUnavailable(ClawError):
+    """``[sandbox] mode = "required"`` and bubblewrap is missing or does not work here."""
+
+
+class SessionError(ClawError):
+    """A session file is missing or corrupt."""
+
+
+class SecretInPromptError(ClawError):
+    """A ``{name}`` in a prompt would have put a key into what is sent to the model."""
 
 
 class AgentError(ClawError):

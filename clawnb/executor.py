@@ -23,8 +23,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from .control.secrets import redact
 from .events import AgentEvent, AgentEventCallback, AnyAgentEvent, emit
-from .secrets import redact
 from .types import Tool, ToolCall, ToolSet
 
 __all__ = [
@@ -260,7 +260,7 @@ class ToolExecutor:
                         content = str(content)
                     # Every known key becomes *** here, before post hooks, the result limit,
                     # the screen, the session and the model see it — in every loop, nested
-                    # ones (subagents) included (clawnb.secrets).
+                    # ones (subagents) included (clawnb.control.secrets).
                     content = redact(content)
                     if gate is not None:
                         content = await gate.after_tool(call, content)

@@ -17,7 +17,7 @@ StreamingAgent, PlanAgent) accepts as ``gate=``. For each call:
    ``always_ask`` (the notebook's ``run_python``) is asked about in every mode, ``bypass``
    included, unless the person chose "always allow" for it; deny rules still win;
 4. **checkpoint** — a file-changing call that passed is snapshotted into the session's
-   :class:`~clawnb.checkpoints.Checkpoints` (``%claw undo``);
+   :class:`~clawnb.control.checkpoints.Checkpoints` (``%claw undo``);
 5. the tool runs (the executor does that);
 6. **post-tool hooks** — a ``Block`` here cannot undo the call; its reason is appended to the
    result so the model learns about it.
@@ -36,7 +36,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .checkpoints import Checkpoints
+from .control.checkpoints import Checkpoints
+from .control.trust import control_change_approved
 from .events import Approval, ApprovalCallback, ApprovalDecision, ApprovalRequest
 from .executor import Gate, Refusal, tool_summary
 from .hooks import HookAction, HookEvent, HookRegistry, hooks_from_config
@@ -56,11 +57,10 @@ from .safety import (
     SafetyViolation,
 )
 from .tools.base import ToolError
-from .trust import control_change_approved
 from .types import JSON, Tool, ToolCall
 
 if TYPE_CHECKING:
-    from .sandbox import SandboxPolicy, SandboxStatus
+    from .control.sandbox import SandboxPolicy, SandboxStatus
 
 __all__ = ["GatePipeline", "build_gate"]
 

@@ -35,13 +35,13 @@ import os
 from collections.abc import Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
+from .control.secrets import redact, redactor
+from .control.shell import glob_match
 from .errors import ClawError
-from .secrets import redact, redactor
-from .shell import glob_match
 from .types import JSON, Variant
 
 if TYPE_CHECKING:
-    from .sandbox import SandboxPolicy, SandboxStatus
+    from .control.sandbox import SandboxPolicy, SandboxStatus
 
 _MAX_ENV_ARGS = 32 * 1024
 
@@ -241,11 +241,11 @@ class ShellHook:
         self.stage = stage
         self.env = dict(env or {})
         self.cwd = cwd
-        # a SandboxStatus or SandboxPolicy (clawnb.sandbox): hooks run confined like bash
+        # a SandboxStatus or SandboxPolicy (clawnb.control.sandbox): hooks run confined like bash
         self.sandbox = sandbox
 
     def _policy(self) -> SandboxPolicy | None:
-        from .sandbox import SandboxStatus
+        from .control.sandbox import SandboxStatus
 
         if isinstance(self.sandbox, SandboxStatus):
             return self.sandbox.require()
@@ -279,7 +279,7 @@ class ShellHook:
             return await self._run(event, stage)
         # Unsandboxed, nothing mounts the control files read-only: what the hook did to them
         # is undone after it (a hook is never approved as a control-file change), as for bash.
-        from .trust import ControlSnapshot, undone_message
+        from .control.trust import ControlSnapshot, undone_message
 
         workspace = self.cwd if self.cwd is not None else os.getcwd()
         guard = ControlSnapshot.take(workspace)
@@ -302,10 +302,10 @@ class ShellHook:
         self, event: HookEvent.PreToolCall | HookEvent.PostToolCall, stage: str
     ) -> AnyHookAction:
         # A hook is another program, often one that logs: it sees the call and the result with
-        # every known key replaced (clawnb.secrets), as the model and the screen do.
+        # every known key replaced (clawnb.control.secrets), as the model and the screen do.
         payload = redactor.redact_data(self._payload(event))
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        from .process import child_env, spawn
+        from .control.process import child_env, spawn
 
         # The agent's own API keys stay out of hook processes, as out of bash commands; a
         # hook that needs a key gets it explicitly through ``env``.
@@ -346,7 +346,7 @@ class ShellHook:
             raise
         # Finished: whatever it left running in its group goes too (and the watchdog stops
         # watching the group, whose id the system may hand out again).
-        from .process import kill_group
+        from .control.process import kill_group
 
         await kill_group(proc.pid, 0.5)
         # What a hook prints reaches the model (a block reason) or the tool (new arguments):
@@ -387,7 +387,7 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
     left behind still holds the output pipes (that is why the hook "timed out") and would
     otherwise live on. Cancelled meanwhile, the group gets SIGKILL at once.
     """
-    from .process import kill_group
+    from .control.process import kill_group
 
     await kill_group(proc.pid, 0.5)
     with contextlib.suppress(TimeoutError):

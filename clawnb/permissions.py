@@ -14,7 +14,7 @@ Two extensions make it usable on a real machine:
   *allow* rule must match every command of a compound line (``git status && rm -rf x`` is not
   allowed by ``bash(git *)``), the line must not substitute commands (``$(…)``, backticks)
   nor redirect output into a file; a *deny* rule matches when any one of the commands matches,
-  in any spelling :func:`clawnb.shell.normalize_command` produces.
+  in any spelling :func:`clawnb.control.shell.normalize_command` produces.
 * **Modes** (:class:`PermissionMode`): ``default`` (read-only tools run, everything else asks),
   ``accept_edits`` (file edits run too, bash still asks), ``plan`` (only read-only tools; the rest
   is denied) and ``bypass`` (everything runs). With a mode set, a matching **deny rule wins in
@@ -33,10 +33,10 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .modes import PermissionMode
-from .secrets import is_secret_file
-from .shell import glob_match, normalize_command, split_shell_commands, writes_to_file
-from .trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
+from .control.modes import PermissionMode
+from .control.secrets import is_secret_file
+from .control.shell import glob_match, normalize_command, split_shell_commands, writes_to_file
+from .control.trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
 from .types import JSON, Tool
 
 __all__ = [
@@ -337,7 +337,7 @@ _CODE_ARGS = ("command", "code", "script")
 
 
 def touches_control_file(name: str, args: JSON, workspace: str | None = None) -> bool:
-    """Does a (not read-only) call write a control file (:mod:`clawnb.trust`): a path argument
+    """Does a (not read-only) call write a control file (:mod:`clawnb.control.trust`): a path argument
     that is one, or a command/code argument that names one?"""
     if not isinstance(args, dict):
         return False

@@ -37,8 +37,8 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from .errors import ClawError
-from .shell import glob_is_valid, normalize_command
+from .control.shell import glob_is_valid, normalize_command
+from .errors import SafetyViolation
 from .types import JSON, Tool, ToolDefinition
 
 __all__ = [
@@ -160,10 +160,6 @@ RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = (
     ":(){ :|:& };:",
     ":(){ :|: & };:",
 )
-
-
-class SafetyViolation(ClawError):
-    """A safety check refused a call; the message is the reason shown to the model."""
 
 
 @runtime_checkable

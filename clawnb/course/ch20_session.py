@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..events import AgentEvent, Approval
-from ..session_api import Session
+from ..session.protocol import Session
 from ..types import Message
 from ._helpers import Recorder, read_call, text_turn, tool_turn, write_call
 from ._suite import Suite

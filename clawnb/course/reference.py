@@ -150,7 +150,7 @@ async def hooked_call(registry: Any, tool: Any, args: Any) -> str:
 
 class CourseSession:
     """The capstone's agent: the course's pieces behind clawnb's front ends. It follows
-    :class:`clawnb.session_api.Session` (``history``, ``mode``, ``send``, ``handlers``,
+    :class:`clawnb.session.protocol.Session` (``history``, ``mode``, ``send``, ``handlers``,
     ``configure``), so ``%%claw --agent`` and ``chat --agent`` drive it like clawnb's own.
 
     Reading and searching run without asking; anything else goes through the gate, which asks
@@ -264,5 +264,5 @@ class _ReferenceParts:
 
 
 def make_session(provider: Any, workspace: Any, history: list[Message]) -> CourseSession:
-    """The factory ``%%claw --agent`` calls (see :mod:`clawnb.custom_agent`)."""
+    """The factory ``%%claw --agent`` calls (see :mod:`clawnb.session.custom`)."""
     return CourseSession(provider, workspace, history, _ReferenceParts())

@@ -55,7 +55,7 @@ def _register_kernel_key(ipython: Any) -> None:
     """The kernel's HMAC key signs every message to the kernel: whoever has it (and the
     ports) can run code in it. It is a secret like an API key, so a tool result that quotes
     it (a connection file read by bash, a traceback) is redacted."""
-    from ..secrets import register_secret
+    from ..control.secrets import register_secret
 
     key = getattr(getattr(getattr(ipython, "kernel", None), "session", None), "key", None)
     if isinstance(key, bytes) and key:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..events import Approval, ApprovalRequest
 from ..planning import PlanVerdict
 from .render import ANSWERING, PENDING, RUNNING, WAITING, Card, WidgetView
-from .secrets import scrub
+from .scrub import scrub
 
 if TYPE_CHECKING:
     from ..tools.base import ChangePreview

@@ -4,7 +4,7 @@
   anything that is not a plain dotted name (``{1+1}``, ``{ x }``, a JSON snippet) are left
   untouched — prompts often contain braces that were never meant as templates. ``{{`` and ``}}``
   give literal braces. No code is evaluated: only names and attribute look-ups. A value that
-  holds a known key (:mod:`clawnb.secrets`) is refused with :class:`SecretInPromptError`.
+  holds a known key (:mod:`clawnb.control.secrets`) is refused with :class:`SecretInPromptError`.
 * ``In[3]``, ``Out[3]``, ``Err[3]`` and a bare ``Err`` (the last error) are *references*: the
   prompt keeps them as written and the referenced cell source, output repr or error traceback is
   attached below the prompt, so the model sees what the user points at.
@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ClawError
-from ..secrets import redact
+from ..control.secrets import redact
+from ..errors import SecretInPromptError
 
 __all__ = ["SecretInPromptError", "collect_references", "expand_prompt", "interpolate"]
 
@@ -25,10 +25,6 @@ _TEMPLATE = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-
 _REFERENCE = re.compile(r"\b(In|Out|Err)\[(\d+)\]|\bErr\b(?!\[)")
 _MISSING = object()
 _MAX_VALUE = 4000
-
-
-class SecretInPromptError(ClawError):
-    """A ``{name}`` in a prompt would have put a key into what is sent to the model."""
 
 
 def _lookup(namespace: Mapping[str, Any], dotted: str) -> Any:

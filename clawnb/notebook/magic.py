@@ -260,7 +260,7 @@ class ClawMagics(Magics):
         elif command == "resume":
             if len(words) > 2:
                 raise UsageError("usage: %claw resume [ID] (an id or id prefix; default latest)")
-            from ..session import SessionError
+            from ..session.log import SessionError
 
             try:
                 print(session.resume(words[1] if len(words) == 2 else "latest"))

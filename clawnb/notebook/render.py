@@ -12,7 +12,7 @@ usage). Two views draw it:
 * :class:`TextView` — plain lines, for terminals and headless runs (nbclient, nbval ignore
   display updates, so nothing here relies on them).
 
-Everything shown goes through :func:`clawnb.notebook.secrets.scrub` first.
+Everything shown goes through :func:`clawnb.notebook.scrub.scrub` first.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ..control.secrets import Redactor, StreamRedactor, redactor
 from ..events import AgentEvent
-from ..secrets import Redactor, StreamRedactor, redactor
 from .sanitize import sanitize_markdown
-from .secrets import scrub
+from .scrub import scrub
 
 __all__ = ["Card", "TextView", "Throttle", "Transcript", "WidgetView", "preview"]
 
@@ -1377,7 +1377,7 @@ _SHOWN_AT_ONCE = 1  # characters of a possible key's start the live view need no
 
 def shown_while_streaming(text: str, using: Redactor = redactor) -> str:
     """``text`` without a trailing word that may still be a key in the making (the rule the
-    terminal's stream follows too: :meth:`clawnb.secrets.Redactor.settled`), except a single
+    terminal's stream follows too: :meth:`clawnb.control.secrets.Redactor.settled`), except a single
     character.
 
     Unlike the terminal, which cannot take back what it printed, the live view re-renders and

@@ -26,15 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..checkpoints import Checkpoints
+from ..control.checkpoints import Checkpoints
 from ..errors import ContextOverflowError
 from ..events import AgentEvent
-from ..session import SessionError, SessionLog, SessionStore
-from ..session_api import Session
+from ..session.log import SessionError, SessionLog, SessionStore
+from ..session.protocol import Session
 from ..types import Message, ToolCall, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .render import TextView, WidgetView
-from .secrets import scrub
+from .scrub import scrub
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -182,7 +182,7 @@ class NotebookSession:
     def get_provider(self, replay: str | None = None) -> AnyProvider:
         """The session's provider, rebuilt only when model, endpoint or replay file change (so a
         scripted model continues its script across cells)."""
-        from ..assemble import make_provider
+        from ..session.assemble import make_provider
 
         model, base_url = self.resolved_model()
         key = (model, base_url, replay, json.dumps(self.generation, sort_keys=True))
@@ -211,14 +211,14 @@ class NotebookSession:
         if self.agent is not None and self.agent_key == key:
             return self.agent
         if self.agent_spec:
-            from ..custom_agent import load_session
+            from ..session.custom import load_session
 
             agent = load_session(
                 self.agent_spec, provider=provider, workspace=self.cwd, history=self.messages
             )
             self.agent, self.agent_key = agent, key
             return agent
-        from ..assemble import build_agent
+        from ..session.assemble import build_agent
 
         agent = build_agent(
             self.config(),
@@ -305,8 +305,8 @@ class NotebookSession:
         """The tools that reach into the user's kernel (none without a shell)."""
         if self.shell is None:
             return []
+        from .kernel_tools import InspectVariableTool, RunPythonTool
         from .propose import ProposeCellTool
-        from .tools import InspectVariableTool, RunPythonTool
 
         if self.proposals is None:
             self.proposals = ProposeCellTool()
@@ -359,7 +359,7 @@ class NotebookSession:
     def _sandbox_line(self) -> str:
         if self.agent is not None and hasattr(self.agent, "sandbox_description"):
             return self.agent.sandbox_description()
-        from ..sandbox import status_from_config
+        from ..control.sandbox import status_from_config
 
         try:
             return status_from_config(self.config(), self.cwd).describe()
@@ -408,7 +408,7 @@ class NotebookSession:
         return f"{line} | cost: not priced (no price configured for {model!r})"
 
     def config_text(self) -> str:
-        from .secrets import KEY_ENV_VARS, mask
+        from .scrub import KEY_ENV_VARS, mask
 
         model, base_url = self.resolved_model()
         lines = [f"model = {model}", f"base_url = {base_url}", f"mode = {self._mode_line()}"]
@@ -420,7 +420,7 @@ class NotebookSession:
             lines.append("model options = " + (json.dumps(shown) if shown else "(defaults)"))
         except Exception:  # a broken config file is reported when a cell builds the agent
             pass
-        from ..secrets import read_dotenv
+        from ..control.secrets import read_dotenv
 
         # the provider also takes keys from the notebook folder's .env: say where one is set
         dotenv = read_dotenv(Path.cwd() / ".env", KEY_ENV_VARS)
@@ -546,7 +546,7 @@ async def run_claw(
     :class:`ClawFailed` (IPython shows one line and "Run All" stops) unless
     ``raise_on_interrupt`` is false — a background task must not
     raise a KeyboardInterrupt, which asyncio would propagate out of the kernel's loop."""
-    from ..secrets import watch_dotenv
+    from ..control.secrets import watch_dotenv
     from .interpolate import SecretInPromptError, expand_prompt
 
     session = get_session(shell)
@@ -608,7 +608,7 @@ async def run_claw(
                 view.transcript.cost = _cost_part(tracker)
 
     try:
-        # From here on only the clawnb.session_api.Session protocol is used (configure,
+        # From here on only the clawnb.session.protocol.Session protocol is used (configure,
         # handlers, send), so any agent that follows it can be driven by this cell.
         agent = session.agent_session(options)
         agent.configure(mode=session.resolved_mode(), max_turns=session.resolved_max_turns())

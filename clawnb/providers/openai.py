@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..control.secrets import Secret, env_key, key_variables, redact
 from ..errors import (
     AuthenticationError,
     BadRequestError,
@@ -57,7 +58,6 @@ from ..errors import (
 )
 from ..events import StreamEventCallback, emit, emit_turn
 from ..prompt import system_content
-from ..secrets import Secret, env_key, key_variables, redact
 from ..types import (
     AssistantTurn,
     Message,

@@ -23,9 +23,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..control.secrets import redact
 from ..errors import ScriptError
 from ..events import StreamEventCallback, emit_turn
-from ..secrets import redact
 from ..types import (
     AnyProvider,
     AssistantTurn,

@@ -21,7 +21,7 @@ from .bash import BashTool
 from .edit import EditTool
 from .glob import GlobTool
 from .grep import GrepTool
-from .notebook import NotebookEditTool, NotebookReadTool
+from .ipynb import NotebookEditTool, NotebookReadTool
 from .read import ReadTool
 from .results import ResultLimiter, truncate_middle
 from .tool_search import (
@@ -83,7 +83,7 @@ def default_tools(
     local addresses). The read, write, edit and notebook tools share one :class:`FileState` (a new one
     unless given), which enforces read-before-edit for the session. Tools named in
     ``deferred`` are hidden from the model until ``tool_search`` (added when any tool is
-    deferred) loads them. ``sandbox`` (a :class:`~clawnb.sandbox.SandboxStatus` or policy)
+    deferred) loads them. ``sandbox`` (a :class:`~clawnb.control.sandbox.SandboxStatus` or policy)
     confines the bash tool's commands.
     """
     state = file_state if file_state is not None else FileState()

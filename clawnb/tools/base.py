@@ -49,8 +49,8 @@ def report_output(text: str) -> None:
     context = current_call.get()
     if context is None or context.on_event is None:
         return
+    from ..control.secrets import redact
     from ..events import AgentEvent
-    from ..secrets import redact
 
     delivered = context.on_event(AgentEvent.ToolOutput(context.call_id, redact(text)))
     if inspect.isawaitable(delivered):

@@ -6,11 +6,11 @@ stderr is not empty, or ``(no output)`` when the command printed nothing; a non-
 
 What makes it safe to run inside a notebook:
 
-* the command runs in **its own process group** (see :mod:`clawnb.process`). When it times
+* the command runs in **its own process group** (see :mod:`clawnb.control.process`). When it times
   out, when the task is cancelled (kernel interrupt, Stop button), and also after it exits,
   the whole group gets SIGTERM and then SIGKILL — so ``sleep 1000 &`` or a forgotten server
   cannot outlive the tool call;
-* with bubblewrap (``[sandbox]``, :mod:`clawnb.sandbox`) it runs in the OS sandbox: the file
+* with bubblewrap (``[sandbox]``, :mod:`clawnb.control.sandbox`) it runs in the OS sandbox: the file
   system read-only except the workspace and a private /tmp, control files read-only, no
   network, its own PID namespace — so even ``setsid`` jobs die with the call, and with the
   agent. Without the sandbox a watchdog kills the group if the agent dies;
@@ -19,7 +19,7 @@ What makes it safe to run inside a notebook:
 * stdin is ``/dev/null`` (an interactive prompt gets EOF instead of hanging) and pagers are
   set to ``cat``; the agent's API-key variables and every variable whose name looks secret
   (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*CREDENTIAL*``; see
-  :func:`clawnb.secrets.scrubbed_env`) are removed from the command's environment
+  :func:`clawnb.control.secrets.scrubbed_env`) are removed from the command's environment
   (``hide_env=False`` keeps them, a tuple removes only the names in it);
 * ``timeout`` (seconds, default 120) gives ``error: command timed out after {n}s`` with
   whatever was printed so far; a non-zero exit adds ``exit code: N`` to the output;
@@ -33,7 +33,7 @@ import copy
 import os
 import signal
 
-from ..process import (
+from ..control.process import (
     KILL_GRACE_S,
     child_env,
     end_group,
@@ -42,8 +42,8 @@ from ..process import (
     spawn,
     wait_exit,
 )
-from ..sandbox import SandboxPolicy, SandboxStatus, SandboxUnavailable
-from ..trust import ControlSnapshot, control_change_approved, undone_message
+from ..control.sandbox import SandboxPolicy, SandboxStatus, SandboxUnavailable
+from ..control.trust import ControlSnapshot, control_change_approved, undone_message
 from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_int, report_output, require_str
 
@@ -140,7 +140,7 @@ class BashTool(BaseTool):
     # -- sandbox --------------------------------------------------------------------------
     def policy(self) -> SandboxPolicy | None:
         """The sandbox this tool's commands run in (``None``: unsandboxed); raises
-        :class:`~clawnb.sandbox.SandboxUnavailable` when the sandbox is required but missing."""
+        :class:`~clawnb.control.sandbox.SandboxUnavailable` when the sandbox is required but missing."""
         if isinstance(self.sandbox, SandboxStatus):
             return self.sandbox.require()
         return self.sandbox

@@ -42,7 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..secrets import is_secret_file
+from ..control.secrets import is_secret_file
 from ..types import JSON, ToolDefinition
 from .base import ToolError, optional_str, require_str, resolve_path
 from .glob import (

@@ -85,7 +85,7 @@ CANARY_ENV = {
 
 def spellings(secret: str) -> list[str]:
     """How a secret can appear in text: as is, hex, percent-encoded, and base64 (standard and
-    URL-safe) at each byte alignment — written here independently of clawnb.secrets, so the
+    URL-safe) at each byte alignment — written here independently of clawnb.control.secrets, so the
     judge does not share the redactor's blind spots."""
     raw = secret.encode()
     out = {secret, raw.hex(), raw.hex().upper(), quote(secret, safe="")}
@@ -537,7 +537,7 @@ def make_world(
 def drive_api(world: World, monkeypatch: Any) -> None:
     """``build_agent`` + ``send``: the Python API a script or another tool would use."""
     from clawnb import Approval
-    from clawnb.assemble import build_agent
+    from clawnb.session.assemble import build_agent
 
     for name, value in world.env().items():
         monkeypatch.setenv(name, value)

@@ -53,6 +53,6 @@ def test_planning_with_a_sandbox_offers_bash_only_confined(frontend, tmp_path, m
     assert not offered & CHANGING, offered
     if "bash" in offered:  # only when bubblewrap works here: read-only file system, no network
         from clawnb.config import Config
-        from clawnb.sandbox import status_from_config
+        from clawnb.control.sandbox import status_from_config
 
         assert status_from_config(Config(), world.ws).policy is not None

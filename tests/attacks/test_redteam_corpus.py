@@ -113,7 +113,7 @@ def test_redteam_attack_has_no_effect(path, frontend, listener, tmp_path, monkey
 def _trust(world: Any, step: dict[str, Any]) -> None:
     """Trust the workspace the way ``python -m clawnb trust`` does, then (optionally) change
     its config afterwards: what was trusted is a file's hash, not a folder forever."""
-    from clawnb.trust import TrustStore
+    from clawnb.control.trust import TrustStore
 
     folder = world.fill(step.get("folder", "{WS}"))
     config = Path(folder) / ".claw" / "config.toml"

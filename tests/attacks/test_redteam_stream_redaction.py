@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
+from clawnb.cli.terminal import TerminalRenderer
 from clawnb.events import AgentEvent
-from clawnb.terminal import TerminalRenderer
 
 from .harness import CANARIES, leaked
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.assemble import build_agent, make_provider
 from clawnb.config import Config, trust_workspace
 from clawnb.context import SUMMARY_PREFIX
 from clawnb.events import Approval
 from clawnb.providers.replay import ScriptedProvider
-from clawnb.session import SessionLog
+from clawnb.session.assemble import build_agent, make_provider
+from clawnb.session.log import SessionLog
 from clawnb.types import Message
 from tests.conftest import scripted_model
 
@@ -295,7 +295,7 @@ async def test_hooks_from_config_guard_tool_calls(tmp_path):
 
 async def test_long_tool_results_are_cut_and_saved_where_the_model_can_read_them(tmp_path):
 
-    from clawnb.assemble import build_agent
+    from clawnb.session.assemble import build_agent
 
     big = tmp_path / "big.txt"
     big.write_text("".join(f"line {i}\n" for i in range(20_000)))  # ~190k characters

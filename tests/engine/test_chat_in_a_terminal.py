@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.assemble import build_agent
 from clawnb.events import AgentEvent
+from clawnb.session.assemble import build_agent
 from clawnb.types import Message
 from tests.conftest import (
     call_turn,
@@ -122,7 +122,7 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
     finally:
         if child.isalive():
             child.terminate(force=True)
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
 
     saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
     assert isinstance(saved[-1], Message.ToolResult)  # the round was closed, history valid
@@ -133,7 +133,7 @@ def test_reasoning_and_answer_are_not_glued_together():
     # run into one line: "Done thinking.The answer is 42."
     import io
 
-    from clawnb.terminal import TerminalRenderer
+    from clawnb.cli.terminal import TerminalRenderer
 
     out = io.StringIO()
     render = TerminalRenderer(out, color=False)
@@ -173,7 +173,7 @@ def test_ask_user_at_end_of_input_says_so(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "error: the user gave no answer (end of input)" in proc.stdout
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
 
     saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
     result = next(m for m in saved if isinstance(m, Message.ToolResult))
@@ -265,7 +265,7 @@ def test_approval_question_shows_control_characters_instead_of_obeying_them(tmp_
 def test_terminal_renderer_neutralises_control_characters():
     import io
 
-    from clawnb.terminal import TerminalRenderer, printable
+    from clawnb.cli.terminal import TerminalRenderer, printable
 
     out = io.StringIO()
     render = TerminalRenderer(out, color=False)
@@ -287,7 +287,7 @@ def test_results_of_concurrent_calls_say_which_call_they_belong_to():
     # ("⎿ alpha", "⎿ beta", ...) in completion order, with nothing tying them to a call.
     import io
 
-    from clawnb.terminal import TerminalRenderer
+    from clawnb.cli.terminal import TerminalRenderer
 
     out = io.StringIO()
     render = TerminalRenderer(out, color=False)
@@ -402,7 +402,7 @@ def test_resuming_a_crash_cut_session_warns_in_plain_words(tmp_path):
 def test_progress_bar_output_is_previewed_as_lines_not_escapes():
     import io
 
-    from clawnb.terminal import TerminalRenderer
+    from clawnb.cli.terminal import TerminalRenderer
 
     out = io.StringIO()
     TerminalRenderer(out, color=False)(
@@ -651,7 +651,7 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
 
     saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
     prompts = [m.content for m in saved if isinstance(m, Message.User)]
@@ -663,7 +663,7 @@ def test_terminal_renderer_never_prints_a_key_cut_across_deltas(monkeypatch):
     # and the rest of the text still streams (Chinese without spaces at once)
     import io
 
-    from clawnb.terminal import TerminalRenderer
+    from clawnb.cli.terminal import TerminalRenderer
 
     secret = "term-stream-key-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

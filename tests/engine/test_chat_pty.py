@@ -71,7 +71,7 @@ def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
     assert (tmp_path / "ws" / "notes.txt").read_text() == "hello"
     sessions = list((tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl"))
     assert len(sessions) == 1
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
     saved = SessionLog.read(sessions[0])
@@ -145,7 +145,7 @@ def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
     (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
@@ -214,7 +214,7 @@ def test_ask_user_is_answered_at_the_terminal(tmp_path):
     child.sendeof()
     child.expect(pexpect.EOF)
     child.close()
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
     (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
@@ -250,7 +250,7 @@ def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert not (tmp_path / "ws" / "never.txt").exists()
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
     (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from clawnb.agent import StreamingAgent
-from clawnb.assemble import build_agent
 from clawnb.config import Config
 from clawnb.context import (
     SUMMARY_PREFIX,
@@ -17,7 +16,8 @@ from clawnb.context import (
 from clawnb.errors import ProviderError
 from clawnb.providers.mock import MockProvider, MockStreamProvider
 from clawnb.providers.replay import ScriptedProvider
-from clawnb.session import SessionLog
+from clawnb.session.assemble import build_agent
+from clawnb.session.log import SessionLog
 from clawnb.tools.read import ReadTool
 from clawnb.types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall
 from tests.conftest import write_reading_script

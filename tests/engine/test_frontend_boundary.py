@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "clawnb"
-FRONT_ENDS = sorted((PACKAGE / "notebook").glob("*.py")) + [PACKAGE / "chat.py"]
+FRONT_ENDS = sorted((PACKAGE / "notebook").glob("*.py")) + [PACKAGE / "cli" / "chat.py"]
 
 # Our own marks (``_clawnb_*``) on IPython's shell and on widgets, and ipywidgets' documented
 # way to see a rendered view (ARCHITECTURE §4.5) — not clawnb internals.

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.assemble import build_agent
 from clawnb.config import DEFAULT_MAX_OUTPUT_TOKENS, Config, ConfigLoader, options_overlay
 from clawnb.errors import ConfigError
 from clawnb.providers.openai import OpenAICompatProvider
 from clawnb.providers.profiles import detect, is_local_url
+from clawnb.session.assemble import build_agent
 from clawnb.types import Message, ToolDefinition
 from tests.conftest import chat_with_server, end_chat
 from tests.fake_servers import _MODELS, FakeServer, Reply

@@ -118,8 +118,8 @@ async def test_after_turn_compaction_whose_summary_does_not_fit_drops_instead_of
 
 
 async def test_a_window_the_server_names_in_models_sizes_the_budget_after_the_first_turn(tmp_path):
-    from clawnb.assemble import build_agent
     from clawnb.config import Config, options_overlay
+    from clawnb.session.assemble import build_agent
 
     with FakeServer("vllm", [Reply("hi")]) as server:  # /v1/models: max_model_len 4096
         config = Config(model="local-model").merge(options_overlay(base_url=server.url))

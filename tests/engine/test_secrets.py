@@ -1,4 +1,4 @@
-"""clawnb.secrets: the one redactor, key lookup and the scrubbed child environment."""
+"""clawnb.control.secrets: the one redactor, key lookup and the scrubbed child environment."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 import pytest
 
-from clawnb.secrets import (
+from clawnb.control.secrets import (
     MAX_HELD,
     Redactor,
     Secret,
@@ -127,7 +127,7 @@ def test_a_watched_workspace_dotenv_is_known_to_the_redactor(tmp_path):
 
 
 def test_the_session_file_never_holds_a_key(tmp_path, monkeypatch):
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
     monkeypatch.setenv("OPENAI_API_KEY", "sess-key-0123456789abcdef")
@@ -316,7 +316,7 @@ def test_a_long_run_streams_on_without_cutting_a_key_in_it():
 def test_streamed_text_written_ahead_to_the_session_never_holds_a_key(tmp_path, monkeypatch):
     # the write-ahead records keep what was shown in case the process is killed mid-answer:
     # a key the model echoes, whole or cut across deltas, must not be in them either
-    from clawnb.session import SessionLog
+    from clawnb.session.log import SessionLog
 
     secret = "sess-stream-key-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)

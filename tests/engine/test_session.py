@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.session import (
+from clawnb.session.log import (
     SessionError,
     SessionLog,
     SessionRecoveryWarning,
@@ -186,7 +186,7 @@ def test_empty_store(tmp_path):
 
 WRITER = r"""
 import sys
-from clawnb.session import SessionLog
+from clawnb.session.log import SessionLog
 from clawnb.types import Message
 log = SessionLog(sys.argv[1])
 i = 0

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from clawnb.assemble import build_agent
 from clawnb.config import Config
 from clawnb.errors import MaxTurnsExceeded
 from clawnb.events import AgentEvent, Approval
 from clawnb.planning import PlanVerdict
-from clawnb.session_api import Session
+from clawnb.session.assemble import build_agent
+from clawnb.session.protocol import Session
 from clawnb.tools.base import BaseTool
 from clawnb.types import Message, ToolDefinition
 from tests.conftest import call_turn, scripted_model

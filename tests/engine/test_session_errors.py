@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from clawnb.session import SessionError, SessionLog, SessionStore
+from clawnb.session.log import SessionError, SessionLog, SessionStore
 from clawnb.types import Message
 
 ODD_RECORDS = [

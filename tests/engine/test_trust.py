@@ -1,4 +1,4 @@
-"""clawnb.trust: the control-file predicate."""
+"""clawnb.control.trust: the control-file predicate."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from clawnb.config import Config, ConfigLoader, trust_workspace
-from clawnb.trust import (
+from clawnb.control.trust import (
     TrustStore,
     command_mentions_control_file,
     control_paths,
@@ -101,7 +101,7 @@ def _load(tmp_path, **kw):
 
 def test_an_untrusted_project_config_may_only_restrict(tmp_path, caplog):
     _project(tmp_path, WIDE)
-    with caplog.at_level(logging.WARNING, logger="clawnb.trust"):
+    with caplog.at_level(logging.WARNING, logger="clawnb.control.trust"):
         config = _load(tmp_path)
         _load(tmp_path)  # loaded again: the notice is not repeated
     assert config.base_url == Config().base_url

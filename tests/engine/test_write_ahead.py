@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from clawnb.events import AgentEvent
-from clawnb.session import INTERRUPTED_SESSION_RESULT, SessionLog, write_ahead
+from clawnb.session.log import INTERRUPTED_SESSION_RESULT, SessionLog, write_ahead
 from clawnb.types import AssistantTurn, Message, StopReason, ToolCall
 from tests.conftest import pids_with
 
@@ -110,7 +110,7 @@ def test_write_ahead_ignores_plain_lists_and_nested_events():
 _AGENT = textwrap.dedent(
     """
     import asyncio, sys
-    from clawnb.assemble import build_agent
+    from clawnb.session.assemble import build_agent
     from clawnb.config import Config
     ws, script = sys.argv[1:3]
     bundle = build_agent(Config(), workspace=ws, model="scripted:" + script, session="new",

@@ -377,7 +377,7 @@ def test_a_key_from_dotenv_is_scrubbed_too(shell, tmp_path: Path) -> None:
     # the provider may take its key from the notebook folder's .env (not os.environ); the
     # scrubber must know that value even when it does not look like a key
     from clawnb.notebook.runner import get_session
-    from clawnb.notebook.secrets import scrub
+    from clawnb.notebook.scrub import scrub
 
     secret = "plain-local-gateway-secret-4711"
     (tmp_path / ".env").write_text(f"OPENROUTER_API_KEY={secret}\n")

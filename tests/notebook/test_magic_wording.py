@@ -3,8 +3,8 @@ output, undo messages (issue 12, item 10)."""
 
 from __future__ import annotations
 
+from clawnb.control.secrets import mask
 from clawnb.notebook.magic import parse_options
-from clawnb.secrets import mask
 
 
 def test_cell_help_names_the_magic_as_it_is_typed(capsys) -> None:

@@ -34,7 +34,7 @@ def test_an_unclosed_fence_keeps_its_content_as_code_and_a_stray_backtick_is_tex
 def _inspect(namespace, name):
     import asyncio
 
-    from clawnb.notebook.tools import InspectVariableTool
+    from clawnb.notebook.kernel_tools import InspectVariableTool
 
     return asyncio.run(InspectVariableTool(namespace).call({"name": name}))
 

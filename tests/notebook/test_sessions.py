@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.sandbox import bwrap_path
-from clawnb.session import INTERRUPTED_SESSION_RESULT, SessionLog
+from clawnb.control.sandbox import bwrap_path
+from clawnb.session.log import INTERRUPTED_SESSION_RESULT, SessionLog
 from clawnb.types import Message
 from tests.conftest import pids_with, write_script
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.checkpoints import Checkpoints
+from clawnb.control.checkpoints import Checkpoints
 from clawnb.notebook.interpolate import collect_references, interpolate
+from clawnb.notebook.kernel_tools import InspectVariableTool, RunPythonTool
 from clawnb.notebook.runner import repair_history
-from clawnb.notebook.secrets import mask, register_secret, scrub
-from clawnb.notebook.tools import InspectVariableTool, RunPythonTool
+from clawnb.notebook.scrub import mask, register_secret, scrub
 from clawnb.tools.base import ToolError
 from clawnb.types import AssistantTurn, Message, ToolCall, ToolResult
 

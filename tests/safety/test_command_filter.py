@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import load_commands
 
+from clawnb.control.shell import normalize_command
 from clawnb.permissions import Permission, PermissionEngine
 from clawnb.safety import DEFAULT_BLOCKED_COMMANDS, CommandFilter, SafetyViolation
-from clawnb.shell import normalize_command
 from clawnb.tools.bash import BashTool
 
 DANGEROUS = load_commands("dangerous_commands.txt")

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from clawnb.cli.terminal import printable
 from clawnb.safety import (
     MAX_COMMAND_BYTES,
     CommandFilter,
@@ -13,7 +14,6 @@ from clawnb.safety import (
     command_display,
     display_safe,
 )
-from clawnb.terminal import printable
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from clawnb.control.shell import glob_is_valid, split_shell_commands
 from clawnb.permissions import (
     Permission,
     PermissionEngine,
@@ -11,7 +12,6 @@ from clawnb.permissions import (
     PermissionRule,
     call_subject,
 )
-from clawnb.shell import glob_is_valid, split_shell_commands
 from clawnb.tools.read import ReadTool
 from clawnb.types import ToolDefinition
 
@@ -237,7 +237,7 @@ def test_path_allow_rules_follow_symlinks(tmp_path):
     ],
 )
 def test_writes_to_file(command, writes):
-    from clawnb.shell import writes_to_file
+    from clawnb.control.shell import writes_to_file
 
     assert writes_to_file(command) is writes
     eng = engine("default", allow=["bash(git *)"])

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from clawnb.control.sandbox import SandboxUnavailable, bwrap_path, policy_for, seatbelt_profile
 from clawnb.events import Approval
 from clawnb.gates import build_gate
 from clawnb.hooks import HookAction, HookEvent, ShellHook
-from clawnb.sandbox import SandboxUnavailable, bwrap_path, policy_for, seatbelt_profile
 from clawnb.tools import BashTool, ToolError
 from clawnb.types import Message, ToolCall
 from tests.conftest import kill_escaped, pids_with, wait_until
@@ -158,7 +158,7 @@ async def test_a_secret_file_created_at_the_root_is_removed_and_reported(ws):
 
 
 def test_the_secret_file_scan_stays_bounded(ws, monkeypatch):
-    from clawnb import sandbox
+    from clawnb.control import sandbox
 
     (ws / "a" / "b" / "c").mkdir(parents=True)
     (ws / "a" / "b" / "id_rsa").write_text("k")
@@ -263,7 +263,7 @@ async def test_agent_process_is_invisible_inside(ws):
 _AGENT_SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
-    from clawnb.sandbox import policy_for
+    from clawnb.control.sandbox import policy_for
     from clawnb.tools import BashTool
     mode, ws, marker = sys.argv[1:4]
     bash = BashTool(ws, sandbox=policy_for(ws, mode=mode))
@@ -475,9 +475,9 @@ async def test_the_approval_question_and_the_card_say_how_bash_runs(ws):
 async def test_plan_mode_bash_is_read_only_while_planning_and_writes_once_approved(ws, tmp_path):
     import json
 
-    from clawnb.assemble import build_agent
     from clawnb.config import Config
     from clawnb.planning import PlanVerdict
+    from clawnb.session.assemble import build_agent
 
     script = tmp_path / "plan.jsonl"
     turns = [

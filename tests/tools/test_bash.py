@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clawnb.sandbox import SandboxPolicy
+from clawnb.control.sandbox import SandboxPolicy
 from clawnb.tools import BashTool, ToolError
 from clawnb.tools.bash import format_output
 from tests.conftest import async_wait_until, pids_with, running

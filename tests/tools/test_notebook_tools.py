@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clawnb.tools import EditTool, FileState, ToolError, WriteTool, default_tools
-from clawnb.tools.notebook import (
+from clawnb.tools.ipynb import (
     NotebookEditTool,
     NotebookReadTool,
     image_size,

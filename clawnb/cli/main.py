@@ -6,7 +6,7 @@ Subcommands:
   directory and the transcript is printed; ``demo --notebook`` runs the quick-start notebook
   headless in a real Jupyter kernel instead.
 * ``kernel install`` — register the clawnb kernel, in which every cell is a prompt.
-* ``chat`` — the interactive terminal chat (:mod:`clawnb.chat`).
+* ``chat`` — the interactive terminal chat (:mod:`clawnb.cli.chat`).
 * ``trust [DIR]`` — trust a project folder, so its ``.claw/config.toml`` may widen what the
   agent does (``--revoke`` undoes it, ``--list`` shows the trusted folders).
 """
@@ -29,10 +29,10 @@ __all__ = ["main"]
 
 def _demo(args: argparse.Namespace) -> int:
     if args.notebook:
-        from .notebook.headless import main as run_headless
+        from ..notebook.headless import main as run_headless
 
         return run_headless(["--approval", args.approval])
-    from .demo import DEMO_PROMPT, DEMO_SCRIPT
+    from ..demo import DEMO_PROMPT, DEMO_SCRIPT
     from .terminal import TerminalRenderer
 
     script = Path(args.script) if args.script else DEMO_SCRIPT
@@ -47,9 +47,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 async def _run_demo(script: Path, workspace: Path, prompt: str, out: TerminalRenderer) -> int:
-    from .assemble import build_agent
-    from .errors import ClawError
-    from .events import Approval, ApprovalRequest
+    from ..errors import ClawError
+    from ..events import Approval, ApprovalRequest
+    from ..session.assemble import build_agent
     from .terminal import printable
 
     async def approve(request: ApprovalRequest) -> Approval:
@@ -76,15 +76,15 @@ async def _run_demo(script: Path, workspace: Path, prompt: str, out: TerminalRen
 
 
 def _kernel(args: argparse.Namespace) -> int:
-    from .notebook.kernel import main as kernel_main
+    from ..notebook.kernel import main as kernel_main
 
     return kernel_main(args.rest)
 
 
 def _trust(args: argparse.Namespace) -> int:
-    from .config import trust_workspace
-    from .errors import ClawError
-    from .trust import TrustStore
+    from ..config import trust_workspace
+    from ..control.trust import TrustStore
+    from ..errors import ClawError
 
     if args.list:
         folders = TrustStore().folders()

@@ -31,7 +31,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from .instructions import DEFAULT_INSTRUCTION_FILES
+from ..instructions import DEFAULT_INSTRUCTION_FILES
 
 __all__ = [
     "CONTROL_DIR",

@@ -14,7 +14,7 @@ wired the same way, so they are wired here once:
 * the **context manager** (compaction after each turn) and the **cost tracker**;
 * the **result limit**: results over 50,000 characters keep head and tail, and the full text
   is saved under the sessions directory with its path given to the model;
-* the **history**: a plain list, or a :class:`~clawnb.session.SessionLog` persisted under
+* the **history**: a plain list, or a :class:`~clawnb.session.log.SessionLog` persisted under
   ``config.sessions_dir`` (new, or resumed by id / ``"latest"``).
 
 The result, an :class:`AgentSession`, keeps them together and offers the few operations a
@@ -32,24 +32,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .checkpoints import Checkpoints
-from .config import Config, ConfigLoader
-from .context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
-from .errors import ContextOverflowError
-from .events import AgentEvent, AgentEventCallback, AnyAgentEvent, ApprovalCallback, emit
-from .executor import Gate, ResultLimit
-from .permissions import PermissionMode
-from .secrets import redact, watch_dotenv
-from .session import SessionInfo, SessionLog, SessionStore, write_ahead
-from .session_api import ApprovalProxy, InputProxy
-from .types import AnyProvider, Message, Tool, ToolCall, ToolSet
-from .usage import CostTracker
+from ..config import Config, ConfigLoader
+from ..context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
+from ..control.checkpoints import Checkpoints
+from ..control.secrets import redact, watch_dotenv
+from ..errors import ContextOverflowError
+from ..events import AgentEvent, AgentEventCallback, AnyAgentEvent, ApprovalCallback, emit
+from ..executor import Gate, ResultLimit
+from ..permissions import PermissionMode
+from ..types import AnyProvider, Message, Tool, ToolCall, ToolSet
+from ..usage import CostTracker
+from .log import SessionInfo, SessionLog, SessionStore, write_ahead
+from .protocol import ApprovalProxy, InputProxy
 
 if TYPE_CHECKING:
-    from .agent import SimpleAgent, StreamingAgent
-    from .planning import PlanAgent, PlanReview
-    from .sandbox import SandboxStatus
-    from .tools.ask import InputHandler
+    from ..agent import SimpleAgent, StreamingAgent
+    from ..control.sandbox import SandboxStatus
+    from ..planning import PlanAgent, PlanReview
+    from ..tools.ask import InputHandler
 
 __all__ = ["AgentSession", "APPROVED_PLAN", "build_agent", "make_provider"]
 
@@ -65,18 +65,18 @@ def make_provider(model: str, config: Config, *, require_key: bool = False) -> A
     unauthenticated request later (local servers need none)."""
     for prefix in OFFLINE_PREFIXES:
         if model.startswith(prefix):
-            from .providers.replay import ScriptedProvider
+            from ..providers.replay import ScriptedProvider
 
             return ScriptedProvider.from_file(os.path.expanduser(model[len(prefix) :]))
-    from .providers.openai import OpenAICompatProvider
-    from .providers.profiles import provider_options
+    from ..providers.openai import OpenAICompatProvider
+    from ..providers.profiles import provider_options
 
     # Anthropic models bill a cached prompt prefix at a fraction of the price, but only when
     # asked to cache it; OpenAI-style servers cache prefixes by themselves.
     cache = "anthropic/" in model or model.startswith("claude")
     options = provider_options(config, model)
     if require_key and not _is_local(config.base_url):
-        from .errors import ProviderConfigError
+        from ..errors import ProviderConfigError
 
         try:
             return OpenAICompatProvider.from_env(
@@ -101,7 +101,7 @@ def is_offline_model(model: str) -> bool:
 @dataclass
 class AgentSession:
     """A wired agent and everything around it: what every front end holds (it follows
-    :class:`clawnb.session_api.Session`).
+    :class:`clawnb.session.protocol.Session`).
 
     Front ends read ``history``, ``mode``, ``model``, ``workspace``, ``cost``, ``context`` and
     ``checkpoints``, call the methods, and never assign into the rest: ``agent`` (the loop),
@@ -272,7 +272,7 @@ class AgentSession:
 
     def _planner(self) -> PlanAgent:
         if self._plan_agent is None:
-            from .planning import PlanAgent, read_only_tool_names
+            from ..planning import PlanAgent, read_only_tool_names
 
             # planning explores with read-only tools; bash only when the sandbox can make it
             # read-only (whole file system read-only, no network), else it stays off
@@ -294,7 +294,7 @@ class AgentSession:
 
         The history already starts with the agent's system prompt, so the planning
         instructions travel in the user message instead."""
-        from .planning import DEFAULT_PLAN_PROMPT
+        from ..planning import DEFAULT_PLAN_PROMPT
 
         self.history.append(
             Message.User(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}", label=f"/plan {prompt}")
@@ -394,7 +394,7 @@ class _RedactSecrets:
     Hiding the key variables from ``bash`` is not enough: a command can still read the chat
     process's environment (``/proc/$PPID/environ``) or a ``.env`` file, and a tool result goes
     to the screen, the session file and the model. So every result is scrubbed by the one
-    redactor (:mod:`clawnb.secrets`: keys in any encoding) before it is limited (the saved full
+    redactor (:mod:`clawnb.control.secrets`: keys in any encoding) before it is limited (the saved full
     text too).
     """
 
@@ -459,13 +459,13 @@ def build_agent(
     offline = is_offline_model(model_name)
     summarizer: AnyProvider | None = ExtractiveSummarizer() if offline else None
     if record is not None:
-        from .providers.replay import RecordingProvider
+        from ..providers.replay import RecordingProvider
 
         if summarizer is None:
             summarizer = provider  # summaries go to the model, but not into the recording
         provider = RecordingProvider(provider, record)
     session_mode = PermissionMode.parse(mode or config.permissions.mode)
-    from .sandbox import status_from_config
+    from ..control.sandbox import status_from_config
 
     sandbox = status_from_config(config, ws)
 
@@ -484,7 +484,7 @@ def build_agent(
 
     the_gate: Gate | None
     if gate is True:
-        from .gates import GatePipeline
+        from ..gates import GatePipeline
 
         the_gate = GatePipeline.from_config(
             config,
@@ -503,7 +503,7 @@ def build_agent(
     if tools is not None:
         toolset = ToolSet(tools)
     else:
-        from .tools import default_tools
+        from ..tools import default_tools
 
         toolset = default_tools(
             ws, input_handler=questions if offer_ask else None, web=web, sandbox=sandbox
@@ -513,11 +513,11 @@ def build_agent(
     # Over-long results keep head and tail; the full text is saved inside the workspace, where
     # the read tool (and the path checks) let the model open it. Every result is scrubbed of
     # keys first — the subagents' too.
-    from .tools.results import ResultLimiter
+    from ..tools.results import ResultLimiter
 
     result_limit = _RedactSecrets(ResultLimiter(directory=_sessions_root(config, ws)), provider)
     if subagents and "subagent" not in toolset:
-        from .tools.subagent import SubagentTool
+        from ..tools.subagent import SubagentTool
 
         child_tools = [t for t in toolset if t.definition.name != "subagent"]
         toolset.push(
@@ -535,9 +535,9 @@ def build_agent(
         )
 
     if system_prompt is None:
-        from .instructions import InstructionLoader
-        from .prompt import SystemPromptBuilder
-        from .tools.tool_search import deferred_tools_section
+        from ..instructions import InstructionLoader
+        from ..prompt import SystemPromptBuilder
+        from ..tools.tool_search import deferred_tools_section
 
         builder = SystemPromptBuilder(
             ws,
@@ -552,7 +552,7 @@ def build_agent(
     if prompt_suffix:
         system_prompt = f"{system_prompt}\n\n{prompt_suffix}"
 
-    from .agent import SimpleAgent, StreamingAgent
+    from ..agent import SimpleAgent, StreamingAgent
 
     loop_class = StreamingAgent if streaming else SimpleAgent
     agent = loop_class(

@@ -13,7 +13,7 @@ bubblewrap (``bwrap``) with
   sandbox). An instruction file that did not exist yet cannot be mounted; if a command
   creates one, :meth:`SandboxPolicy.sweep` removes it after the call and says so;
 * the workspace's **secret files read-only** (``.env``, ``.env.local``, ``id_rsa`` … —
-  :func:`clawnb.secrets.is_secret_file`), which write and edit refuse too: those at the
+  :func:`clawnb.control.secrets.is_secret_file`), which write and edit refuse too: those at the
   workspace root and, up to :data:`SECRET_SCAN_DEPTH` folders down (a bounded scan, see
   :meth:`SandboxPolicy.secret_paths`), below it. A secret file created at the root by a
   command (``.env`` included) is removed after the call, and the result says so;
@@ -46,8 +46,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import ClawError
-from .instructions import DEFAULT_INSTRUCTION_FILES as _INSTRUCTION_FILES
+from ..errors import SandboxUnavailable
+from ..instructions import DEFAULT_INSTRUCTION_FILES as _INSTRUCTION_FILES
 
 __all__ = [
     "CONTROL_DIRS",
@@ -76,10 +76,6 @@ _SCAN_SKIP = frozenset(
     {".git", ".claw", "node_modules", ".venv", "venv", "__pycache__", "site-packages",
      ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "build", "dist"}
 )  # fmt: skip
-
-
-class SandboxUnavailable(ClawError):
-    """``[sandbox] mode = "required"`` and bubblewrap is missing or does not work here."""
 
 
 def bwrap_path() -> str | None:
@@ -149,7 +145,7 @@ class SandboxPolicy:
 
     # -- protected paths ------------------------------------------------------------------
     def control_paths(self) -> list[Path]:
-        """Control files and folders (existing or not): :func:`clawnb.trust.control_paths`
+        """Control files and folders (existing or not): :func:`clawnb.control.trust.control_paths`
         (``.claw/``, the instruction files, the user config directory) plus, in a git
         repository, ``.git/config`` and ``.git/hooks`` (a fresh ``git init`` is fine)."""
         from .trust import control_paths
@@ -161,7 +157,7 @@ class SandboxPolicy:
         return paths
 
     def secret_paths(self) -> list[Path]:
-        """The workspace's secret files that exist (:func:`clawnb.secrets.is_secret_file`):
+        """The workspace's secret files that exist (:func:`clawnb.control.secrets.is_secret_file`):
         all of those at the root, and those up to :data:`SECRET_SCAN_DEPTH` folders below it
         (hidden and dependency folders skipped; at most :data:`SECRET_SCAN_LIMIT` entries
         read, so a huge tree costs little). Mounted read-only inside the sandbox."""

@@ -1,4 +1,4 @@
-"""The notebook layer's names for :mod:`clawnb.secrets` (the one home of keys and redaction).
+"""The notebook layer's names for :mod:`clawnb.control.secrets` (the one home of keys and redaction).
 
 Every string the layer writes into a cell output, a widget or a saved notebook goes through
 :func:`scrub`, the engine's redactor: known keys in any encoding and key-shaped strings become
@@ -8,8 +8,8 @@ so what a card shows is what runs. :func:`mask` shows that a key is set without 
 
 from __future__ import annotations
 
+from ..control.secrets import KEY_ENV_VARS, mask, redact, register_secret
 from ..safety import display_safe
-from ..secrets import KEY_ENV_VARS, mask, redact, register_secret
 
 __all__ = ["KEY_ENV_VARS", "mask", "register_secret", "scrub"]
 

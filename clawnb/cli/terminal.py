@@ -11,9 +11,9 @@ import dataclasses
 import sys
 from typing import Any, TextIO
 
-from .events import AgentEvent
-from .safety import display_safe
-from .secrets import StreamRedactor, redact
+from ..control.secrets import StreamRedactor, redact
+from ..events import AgentEvent
+from ..safety import display_safe
 
 __all__ = ["TerminalRenderer", "preview", "printable"]
 

@@ -17,7 +17,7 @@ import os
 import traceback
 from typing import Any
 
-from ..secrets import is_secret_name
+from ..control.secrets import is_secret_name
 from ..tools.base import BaseTool, ToolError, require_str
 from ..types import JSON, ToolDefinition
 

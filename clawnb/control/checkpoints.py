@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .types import JSON
+from ..types import JSON
 
 __all__ = ["Checkpoint", "Checkpoints", "FILE_TOOLS", "target_path"]
 

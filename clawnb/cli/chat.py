@@ -1,6 +1,6 @@
 """``python -m clawnb chat``: the terminal front end (the book's ``examples/chat``).
 
-A streaming REPL over :func:`clawnb.assemble.build_agent`: the answer appears as the model
+A streaming REPL over :func:`clawnb.session.assemble.build_agent`: the answer appears as the model
 writes it, each tool call shows as a one-line summary with a short result preview, and a call
 that needs permission stops for a question — ``y`` (once), ``n`` (deny; ``n <reason>`` tells
 the model why) or ``a``/``always`` (allow this tool for the rest of the session).
@@ -33,20 +33,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, TypeVar
 
 if TYPE_CHECKING:  # the engine loads when the chat starts, not when the CLI parses
-    from .assemble import AgentSession
-    from .config import Config
-    from .events import (
+    from ..config import Config
+    from ..events import (
         AgentEventCallback,
         AnyAgentEvent,
         Approval,
         ApprovalCallback,
         ApprovalRequest,
     )
-    from .planning import PlanReview, PlanVerdict
-    from .session_api import Session
+    from ..planning import PlanReview, PlanVerdict
+    from ..session.assemble import AgentSession
+    from ..session.protocol import Session
+    from ..tools.ask import InputHandler
+    from ..types import Message
     from .terminal import TerminalRenderer
-    from .tools.ask import InputHandler
-    from .types import Message
 
 T = TypeVar("T")
 
@@ -82,7 +82,7 @@ def add_chat_parser(
         dest="workspace",
         help="project directory the agent works in (default: current directory)",
     )
-    from .permissions import PermissionMode
+    from ..permissions import PermissionMode
 
     p.add_argument(
         "--mode",
@@ -113,7 +113,7 @@ def add_chat_parser(
     p.add_argument(
         "--agent",
         metavar="MODULE[:FACTORY]",
-        help="chat with your own agent: MODULE's make_session() (see clawnb.custom_agent)",
+        help="chat with your own agent: MODULE's make_session() (see clawnb.session.custom)",
     )
     _add_model_options(p)
     p.set_defaults(func=chat_main)
@@ -122,7 +122,7 @@ def add_chat_parser(
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     """Endpoint and generation flags; each overrides the config's ``base_url`` / ``[model]``."""
-    from .providers.profiles import SERVER_KINDS
+    from ..providers.profiles import SERVER_KINDS
 
     g = p.add_argument_group("model endpoint and generation (override the config)")
     g.add_argument("--base-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
@@ -140,7 +140,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 def _chat_config(args: argparse.Namespace) -> Config | None:
     """The config layers plus this command line's endpoint/generation flags (``None`` when
     no flag was given, so build_agent loads the layers itself)."""
-    from .config import GENERATION_FLAGS, ConfigLoader, options_overlay
+    from ..config import GENERATION_FLAGS, ConfigLoader, options_overlay
 
     generation = {name: getattr(args, name) for name in GENERATION_FLAGS}
     overlay = options_overlay(base_url=args.base_url, **generation, source="command line")
@@ -252,7 +252,7 @@ class _ChatInput:
         try:
             answer = (await self.app.console.ask("  > ")).strip()
         except EOFError:  # Ctrl-D / end of piped input: say so, not a bare "error: "
-            from .tools.base import ToolError
+            from ..tools.base import ToolError
 
             raise ToolError("the user gave no answer (end of input)") from None
         if answer.isdigit() and 1 <= int(answer) <= len(options):
@@ -286,14 +286,14 @@ class ChatApp:
     def clawnb_session(self) -> AgentSession:
         """clawnb's own session, for the commands only it offers (:meth:`command` refuses
         them for an ``--agent`` session before they get here)."""
-        from .assemble import AgentSession
+        from ..session.assemble import AgentSession
 
         if not isinstance(self.session, AgentSession):
             raise TypeError(f"not clawnb's session: {self.session!r}")
         return self.session
 
     def renderer(self) -> AgentEventCallback:
-        from .events import AgentEvent
+        from ..events import AgentEvent
         from .terminal import TerminalRenderer
 
         inner = TerminalRenderer(self.out, color=False if self.args.no_color else None)
@@ -315,7 +315,7 @@ class ChatApp:
 
     # -- approvals ----------------------------------------------------------------------------
     async def approve(self, request: ApprovalRequest) -> Approval:
-        from .events import Approval
+        from ..events import Approval
 
         policy = self.args.approve
         if policy == "allow" and request.details.get("explicit_only"):
@@ -332,7 +332,7 @@ class ChatApp:
         if "\n" in summary or len(summary) > 300:
             # shown whole, numbered, blank runs collapsed, totals last: a harmful line cannot
             # scroll away above a screenful of blank ones (clawnb.safety.command_display)
-            from .safety import command_display
+            from ..safety import command_display
 
             self.say(f"\n  ? allow {request.call.name}{reason}:")
             subject = summary.removeprefix(f"[{request.call.name}: ").removesuffix("]")
@@ -367,7 +367,7 @@ class ChatApp:
     def run(self, coro: Coroutine[object, None, T]) -> T | None:
         """Run one turn; Ctrl-C cancels it. Returns its result, or None if interrupted or
         failed (failures were already shown through the Error event or are printed here)."""
-        from .errors import ClawError
+        from ..errors import ClawError
 
         self._error_shown = False
         compactions = self.session.context.compactions if self.session is not None else 0
@@ -420,7 +420,7 @@ class ChatApp:
     async def review_plan(self, plan: str) -> PlanVerdict:
         """The chat's plan reviewer (``/plan`` and ``--mode plan``): execute, drop, or type
         what should change."""
-        from .planning import PlanVerdict
+        from ..planning import PlanVerdict
 
         try:
             answer = (
@@ -463,7 +463,7 @@ class ChatApp:
             self.say(f"{mark} {info}")
 
     def do_resume(self, which: str) -> None:
-        from .session import SessionError
+        from ..session.log import SessionError
 
         session = self.clawnb_session
         target = which
@@ -524,8 +524,8 @@ class ChatApp:
     def _ask_trust(self) -> None:
         """The one-time question when the project's config would widen what the agent does
         (base_url, hooks, allow rules, a permissive mode) and the folder is not trusted yet."""
-        from .config import trust_workspace, untrusted_project
-        from .errors import ClawError
+        from ..config import trust_workspace, untrusted_project
+        from ..errors import ClawError
 
         if self.args.approve != "ask" or not sys.stdin.isatty():
             return  # nobody to ask: the config stays restricted and the notice says why
@@ -547,10 +547,10 @@ class ChatApp:
 
     def _start_own_agent(self) -> int:
         """``--agent``: the REPL over a session of the user's own (the course's capstone)."""
-        from .assemble import is_offline_model, make_provider
-        from .config import ConfigLoader
-        from .custom_agent import load_session
-        from .errors import ClawError
+        from ..config import ConfigLoader
+        from ..errors import ClawError
+        from ..session.assemble import is_offline_model, make_provider
+        from ..session.custom import load_session
 
         args = self.args
         workspace = os.path.abspath(args.workspace or os.getcwd())
@@ -568,10 +568,10 @@ class ChatApp:
         return self.repl(own)
 
     def _start(self) -> int:
-        from .assemble import build_agent, is_offline_model
-        from .errors import ClawError
-        from .providers.profiles import is_local_url
-        from .session import SessionLog
+        from ..errors import ClawError
+        from ..providers.profiles import is_local_url
+        from ..session.assemble import build_agent, is_offline_model
+        from ..session.log import SessionLog
 
         args = self.args
         if args.agent:
@@ -677,7 +677,7 @@ class _OwnAgent:
 
 def _error_hint(exc: Exception) -> str | None:
     """What the person can do about a provider error the chat shows."""
-    from .errors import AuthenticationError, BadRequestError, ContextOverflowError
+    from ..errors import AuthenticationError, BadRequestError, ContextOverflowError
 
     if isinstance(exc, ContextOverflowError):
         if exc.prompt_kept:

@@ -4,7 +4,7 @@
 ``--agent MODULE[:FACTORY]`` imports ``MODULE`` from the current folder (the notebook's folder
 in a kernel) and calls ``FACTORY`` (default ``make_session``) as
 ``FACTORY(provider=..., workspace=..., history=...)``. What it returns must follow
-:class:`clawnb.session_api.Session` (``history``, ``mode``, ``send``, ``handlers``,
+:class:`clawnb.session.protocol.Session` (``history``, ``mode``, ``send``, ``handlers``,
 ``configure``); the front end then drives it exactly as it drives clawnb's own session. This is
 how the course's capstone runs the learner's agent.
 
@@ -19,11 +19,11 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from .errors import ClawError
-from .session_api import Session
+from ..errors import ClawError
+from .protocol import Session
 
 if TYPE_CHECKING:
-    from .types import AnyProvider, Message
+    from ..types import AnyProvider, Message
 
 __all__ = ["load_session"]
 
@@ -58,6 +58,6 @@ def load_session(
     if missing or not isinstance(session, Session):
         raise ClawError(
             f"--agent {spec}: {type(session).__name__} is not a session; it lacks "
-            f"{', '.join(missing) or 'the Session methods'} (see clawnb.session_api.Session)"
+            f"{', '.join(missing) or 'the Session methods'} (see clawnb.session.protocol.Session)"
         )
     return session

@@ -55,9 +55,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, SupportsIndex
 
-from .errors import ClawError
-from .secrets import StreamRedactor, redact
-from .types import Message
+from ..control.secrets import StreamRedactor, redact
+from ..errors import SessionError
+from ..types import Message
 
 __all__ = [
     "INTERRUPTED_SESSION_RESULT",
@@ -68,10 +68,6 @@ __all__ = [
     "SessionStore",
     "write_ahead",
 ]
-
-
-class SessionError(ClawError):
-    """A session file is missing or corrupt."""
 
 
 class SessionRecoveryWarning(UserWarning):
@@ -185,7 +181,7 @@ class SessionLog(list[Message]):
     # ----------------------------------------------------------------- writing
 
     def _write(self, records: list[dict[str, Any]]) -> None:
-        # Every known key becomes *** before it reaches the disk (clawnb.secrets): a model that
+        # Every known key becomes *** before it reaches the disk (clawnb.control.secrets): a model that
         # echoes a key, or a prompt that quotes one, must not leave it in a file that outlives
         # the session. "***" is plain JSON string content, so a record stays valid.
         data = b"".join(
@@ -391,7 +387,7 @@ def write_ahead(history: Any, event: Any) -> None:
     finishes. Nested (subagent) events are not the conversation's and are ignored."""
     if not isinstance(history, SessionLog):
         return
-    from .events import AgentEvent
+    from ..events import AgentEvent
 
     if isinstance(event, AgentEvent.TextDelta):
         history.write_ahead_text(event.text)
@@ -456,7 +452,7 @@ class _Turn:
                 ),
             ]
         if self.text:
-            from .types import AssistantTurn
+            from ..types import AssistantTurn
 
             text = "".join(self.text).rstrip() + "\n\n" + INTERRUPTED_TEXT_NOTE
             return [Message.Assistant(AssistantTurn(text=text))]

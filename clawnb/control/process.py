@@ -5,7 +5,7 @@ shell hook — goes through :func:`spawn`, which
 
 * starts it in **its own process group** (``start_new_session``), so :func:`kill_group` can
   end the command *and* everything it started (``cmd &``, a forgotten server);
-* wraps it in the OS sandbox when a :class:`~clawnb.sandbox.SandboxPolicy` is given
+* wraps it in the OS sandbox when a :class:`~clawnb.control.sandbox.SandboxPolicy` is given
   (bubblewrap: its own PID namespace and ``--die-with-parent``, so nothing — ``setsid``
   included — outlives the call or the agent);
 * arms ``PR_SET_PDEATHSIG`` in the child and registers its group with a small **watchdog**
@@ -54,7 +54,7 @@ def child_env(
 ) -> dict[str, str]:
     """The environment for a child process: ``base`` (default ``os.environ``) without the
     agent's secrets. ``hide=True`` removes the key variables and every secret-looking name
-    (:func:`clawnb.secrets.scrubbed_env`), a sequence removes only those names, ``False``
+    (:func:`clawnb.control.secrets.scrubbed_env`), a sequence removes only those names, ``False``
     keeps everything."""
     if hide is True:
         from .secrets import scrubbed_env

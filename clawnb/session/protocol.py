@@ -2,7 +2,7 @@
 
 Every front end — the terminal chat, ``%%claw`` cells, the claw kernel, a script — holds one
 object that follows :class:`Session` and talks to nothing else. :func:`clawnb.build_agent`
-returns the production one (:class:`clawnb.assemble.AgentSession`); a learner's own agent
+returns the production one (:class:`clawnb.session.assemble.AgentSession`); a learner's own agent
 that offers the same methods can be driven by the same front ends.
 
 Approvals and questions need a person, and which person (buttons on this cell, a terminal
@@ -25,13 +25,13 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .events import AgentEventCallback, Approval, ApprovalCallback, ApprovalRequest
+from ..events import AgentEventCallback, Approval, ApprovalCallback, ApprovalRequest
 
 if TYPE_CHECKING:
-    from .planning import PlanReview
-    from .tools.ask import InputHandler
-    from .tools.base import ChangePreview
-    from .types import Message, ToolCall
+    from ..planning import PlanReview
+    from ..tools.ask import InputHandler
+    from ..tools.base import ChangePreview
+    from ..types import Message, ToolCall
 
 __all__ = ["ApprovalProxy", "InputProxy", "Session"]
 
@@ -64,7 +64,7 @@ class Session(Protocol):
         """Append ``prompt`` as a user message, run the agent until it answers, return its
         text. ``review`` (plan mode only) decides what happens to a plan: see
         :class:`clawnb.planning.PlanReview`. Front ends pass both; an implementation may give
-        them defaults (:class:`~clawnb.assemble.AgentSession` does: ``None``)."""
+        them defaults (:class:`~clawnb.session.assemble.AgentSession` does: ``None``)."""
         ...
 
     def handlers(
@@ -114,7 +114,7 @@ class InputProxy:
 
     async def ask(self, question: str, options: list[str]) -> str:
         if self.target is None:
-            from .tools.base import ToolError
+            from ..tools.base import ToolError
 
             raise ToolError("nobody is there to answer questions (no front end is attached)")
         answer: str = await self.target.ask(question, options)
