@@ -4,7 +4,7 @@ The deltas arrive over about a second (a burst of 10 every 1 ms, like a fast loc
 Counts the update rounds sent to the frontend against one per delta, and checks that no two
 rounds were closer than the throttle's bound: one screen frame (1/60 s), or more as the
 answer grows, since each round re-sends and re-renders it whole (the bound keeps updating
-within a fifth of the time: :class:`clawnb.notebook.render.Throttle`). Checks the final text
+within a fifth of the time: :class:`clawnb.notebook.throttle.Throttle`). Checks the final text
 is byte-identical to what was streamed. Prints the ratio last.
 
     python benchmarks/bench_render.py
@@ -18,7 +18,8 @@ import string
 import time
 
 from clawnb.events import AgentEvent
-from clawnb.notebook.render import Throttle, WidgetView
+from clawnb.notebook.throttle import Throttle
+from clawnb.notebook.widgets import WidgetView
 from clawnb.types import AssistantTurn
 
 # the event loop may run a timer up to one clock tick early

@@ -130,7 +130,7 @@ def held_by_rule(tokens: list[str], key: str) -> list[bool]:
     until the next token, given the kernel's key: the redactor the kernel uses, applied to the
     answer as it stands after that token."""
     from clawnb.control.secrets import Redactor
-    from clawnb.notebook.render import shown_while_streaming
+    from clawnb.notebook.widgets import shown_while_streaming
 
     redactor = Redactor([key], environ=False)
     text, held = "", []

@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import Approval, ApprovalRequest
 from ..planning import PlanVerdict
-from .render import ANSWERING, PENDING, RUNNING, WAITING, Card, WidgetView
 from .scrub import scrub
+from .transcript import ANSWERING, PENDING, RUNNING, WAITING, Card
+from .widgets import WidgetView
 
 if TYPE_CHECKING:
     from ..tools.base import ChangePreview

@@ -18,7 +18,7 @@ extension of ours) that sits invisibly in a ``%%claw`` cell. While ``waiting`` i
 Everything degrades: without the Web Notifications API there is no button and no
 notification; without the ``anywidget`` package :func:`make_beacon` returns ``None``;
 a front end without anywidget's extension never renders the beacon (its ``_view_count``
-stays 0) and :class:`~clawnb.notebook.render.WidgetView` removes it again, so the cell shows
+stays 0) and :class:`~clawnb.notebook.widgets.WidgetView` removes it again, so the cell shows
 no widget error.
 """
 

@@ -32,7 +32,8 @@ from typing import Any
 
 from ..tools.base import BaseTool, ToolError, require_str
 from ..types import JSON, ToolDefinition
-from .render import ANSWERING, RUNNING, WidgetView
+from .transcript import ANSWERING, RUNNING
+from .widgets import WidgetView
 
 __all__ = ["CellProposals", "ProposeCellTool", "fenced"]
 

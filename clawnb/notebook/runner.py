@@ -33,8 +33,9 @@ from ..session.log import SessionError, SessionLog, SessionStore
 from ..session.protocol import Session
 from ..types import Message, ToolCall, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
-from .render import TextView, WidgetView
 from .scrub import scrub
+from .text import TextView
+from .widgets import WidgetView
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -17,7 +17,7 @@ from types import ModuleType
 
 import mistune
 
-from clawnb.notebook.render import answer_markdown
+from clawnb.notebook.html import answer_markdown
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_screen_latency.py"
 

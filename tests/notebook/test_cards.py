@@ -9,9 +9,12 @@ from pathlib import Path
 
 from clawnb.events import AgentEvent
 from clawnb.gates import build_gate
-from clawnb.notebook import render
+from clawnb.notebook import html, text, transcript, widgets
 from clawnb.notebook.approval import Approver
-from clawnb.notebook.render import STYLE, Card, TextView, WidgetView, _card_html
+from clawnb.notebook.html import STYLE, card_html
+from clawnb.notebook.text import TextView
+from clawnb.notebook.transcript import Card
+from clawnb.notebook.widgets import WidgetView
 from clawnb.tools import EditTool, FileState, ReadTool, WriteTool
 from clawnb.types import ToolCall
 
@@ -135,12 +138,13 @@ def test_a_finished_card_is_one_line_that_opens() -> None:
 def test_glob_and_grep_cards_have_a_title() -> None:
     glob = Card("g1", "glob", "    [glob]", {"pattern": "**/*.py"})
     assert glob.title == "**/*.py"
-    assert "<code>**/*.py</code>" in _card_html(glob)
+    assert "<code>**/*.py</code>" in card_html(glob)
     assert Card("g2", "grep", "    [grep]", {"pattern": "TODO", "path": "src"}).title == "TODO"
 
 
 def test_every_colour_comes_from_a_theme_variable() -> None:
-    source = Path(render.__file__).read_text()
+    # the views' modules: the stylesheet and every inline style they write
+    source = "".join(Path(m.__file__).read_text() for m in (html, text, transcript, widgets))
     # a colour literal may only be the fallback of a JupyterLab variable
     literal = re.compile(r"#[0-9a-fA-F]{3,8}\b|rgba?\(")
     for match in literal.finditer(source):

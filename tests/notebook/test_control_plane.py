@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clawnb.notebook.html import transcript_markdown
 from clawnb.types import AssistantTurn
 from tests.conftest import call_turn, write_script
 
@@ -98,7 +99,7 @@ def test_claw_mode_project_goes_back_to_the_configured_mode(shell, tmp_path: Pat
 
 def test_a_subagents_call_gets_its_own_card_marked_as_nested() -> None:
     from clawnb.events import AgentEvent
-    from clawnb.notebook.render import WidgetView
+    from clawnb.notebook.widgets import WidgetView
 
     view = WidgetView()
     view(AgentEvent.ToolCall("subagent", "    [subagent]", "s1", {"task": "t"}))
@@ -108,4 +109,4 @@ def test_a_subagents_call_gets_its_own_card_marked_as_nested() -> None:
     card = view.card("c1")  # the approver finds it, so its approval gets buttons
     assert card is not None and card.parent == "s1"
     assert view.card("s1").parent == ""
-    assert "↳ subagent:" in view.transcript.to_markdown()
+    assert "↳ subagent:" in transcript_markdown(view.transcript)

@@ -24,8 +24,9 @@ from clawnb.notebook.propose import (
     CellProposals,
     ProposeCellTool,
 )
-from clawnb.notebook.render import TextView, WidgetView
+from clawnb.notebook.text import TextView
 from clawnb.notebook.where import current_notebook, notebook_context
+from clawnb.notebook.widgets import WidgetView
 from clawnb.types import Message
 from tests.conftest import write_script
 

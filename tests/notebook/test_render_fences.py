@@ -7,7 +7,8 @@ import mistune
 import pytest
 
 from clawnb.events import AgentEvent
-from clawnb.notebook.render import Transcript, close_fences
+from clawnb.notebook.html import close_fences, transcript_markdown
+from clawnb.notebook.transcript import Transcript
 from clawnb.types import AssistantTurn, StopReason
 
 
@@ -15,7 +16,7 @@ def _saved(text: str) -> str:
     transcript = Transcript()
     transcript.apply(AgentEvent.TextDelta(text))
     transcript.apply(AgentEvent.TurnEnd(AssistantTurn(text, [], StopReason.STOP)))
-    return transcript.to_markdown()
+    return transcript_markdown(transcript)
 
 
 def test_unclosed_fence_in_a_reply_leaves_the_footer_outside_the_code_block():

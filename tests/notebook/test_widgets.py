@@ -12,7 +12,10 @@ import pytest
 
 from clawnb.events import AgentEvent, ApprovalDecision, ApprovalRequest
 from clawnb.notebook.approval import Approver
-from clawnb.notebook.render import Throttle, WidgetView
+from clawnb.notebook.html import transcript_markdown
+from clawnb.notebook.text import transcript_plain
+from clawnb.notebook.throttle import Throttle
+from clawnb.notebook.widgets import WidgetView
 from clawnb.types import AssistantTurn, TokenUsage, ToolCall
 
 from .conftest import FAKE_KEY
@@ -335,7 +338,7 @@ async def test_ask_user_handler_uses_the_card_buttons(rendered_view) -> None:
 
 async def test_ask_user_handler_headless_is_a_clear_error(monkeypatch) -> None:
     from clawnb.notebook.approval import NotebookInputHandler
-    from clawnb.notebook.render import TextView
+    from clawnb.notebook.text import TextView
     from clawnb.tools.base import ToolError
 
     view = TextView()
@@ -417,7 +420,7 @@ async def test_footer_counts_the_turn_that_is_still_streaming() -> None:
     view(AgentEvent.TextDelta("partial"))
     view(AgentEvent.Error("stream broke"))
     view.finish()
-    assert "3 turns" in view.transcript.to_markdown()
+    assert "3 turns" in transcript_markdown(view.transcript)
 
 
 async def test_denied_card_says_denied_once(rendered_view) -> None:
@@ -431,9 +434,9 @@ async def test_denied_card_says_denied_once(rendered_view) -> None:
     card = view.card("c1")
     assert card.label() == "denied by the user"
     view.finish()
-    markdown = view.transcript.to_markdown()
+    markdown = transcript_markdown(view.transcript)
     assert "denied by the user" in markdown and "denied (denied" not in markdown
-    assert "denied (denied" not in view.transcript.to_plain()
+    assert "denied (denied" not in transcript_plain(view.transcript)
     # a note that is not a repeat keeps the status in front of it
     card.status, card.note = "done", "approved"
     assert card.label() == "done (approved)"
@@ -474,7 +477,7 @@ async def test_run_python_card_shows_the_code_to_approve(rendered_view) -> None:
 def test_each_turn_starts_its_own_text_block() -> None:
     # the text of the next turn never continues the previous turn's paragraph: "1. done"
     # followed by "## Plan v2" must stay two Markdown blocks (they were glued: "done## Plan")
-    from clawnb.notebook.render import Transcript
+    from clawnb.notebook.transcript import Transcript
 
     transcript = Transcript()
     transcript.apply(AgentEvent.TextDelta("1. done"))
@@ -482,14 +485,14 @@ def test_each_turn_starts_its_own_text_block() -> None:
     transcript.apply(AgentEvent.TextDelta("## Plan v2"))
     transcript.apply(AgentEvent.TextDelta(" (short)"))
     assert [b.text for b in transcript.blocks] == ["1. done", "## Plan v2 (short)"]
-    assert "1. done\n\n## Plan v2 (short)" in transcript.to_markdown()
-    assert "1. done\n## Plan v2 (short)" in transcript.to_plain()
+    assert "1. done\n\n## Plan v2 (short)" in transcript_markdown(transcript)
+    assert "1. done\n## Plan v2 (short)" in transcript_plain(transcript)
 
 
 def test_text_view_starts_each_turn_on_a_new_line() -> None:
     import io
 
-    from clawnb.notebook.render import TextView
+    from clawnb.notebook.text import TextView
 
     out = io.StringIO()
     view = TextView(out)
@@ -505,7 +508,7 @@ def test_text_view_scrubs_a_key_that_streams_in_pieces(monkeypatch) -> None:
     # several deltas, and each piece alone does not look like a key
     import io
 
-    from clawnb.notebook.render import TextView
+    from clawnb.notebook.text import TextView
 
     secret = "plain-value-of-the-gateway-key-123"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
@@ -574,7 +577,7 @@ async def test_the_live_view_shows_one_held_character_at_once_and_redacts_the_wh
 def test_text_view_prints_the_code_of_a_run_python_call() -> None:
     import io
 
-    from clawnb.notebook.render import TextView
+    from clawnb.notebook.text import TextView
 
     out = io.StringIO()
     view = TextView(out)
@@ -584,18 +587,19 @@ def test_text_view_prints_the_code_of_a_run_python_call() -> None:
 
 def test_multi_line_arguments_are_shown_as_written() -> None:
     # a file's content on a write card reads as the file, not as one JSON line of "\n"s
-    from clawnb.notebook.render import Card, _card_html
+    from clawnb.notebook.html import card_html
+    from clawnb.notebook.transcript import Card
 
     card = Card(
         "w1", "write", "    [write: a.py]", {"path": "a.py", "content": "def f():\n    return 1\n"}
     )
-    md = _card_html(card)
+    md = card_html(card)
     # one physical line (a blank line would end the Markdown HTML block), shown as written
     assert "path: a.py&#10;content:&#10;    def f():&#10;        return 1" in md
     assert "\\n" not in md and "\n" not in md
     # single-line arguments keep their JSON form
     plain = Card("r1", "read", "    [read: a.py]", {"path": "a.py", "limit": 5})
-    assert "&quot;limit&quot;: 5" in _card_html(plain)
+    assert "&quot;limit&quot;: 5" in card_html(plain)
 
 
 async def test_ask_user_card_says_it_waits_for_an_answer(rendered_view) -> None:
@@ -643,7 +647,7 @@ async def test_text_without_spaces_still_streams_live() -> None:
     # Chinese has no spaces: holding back "the last word" must not hold back the whole answer
     import io
 
-    from clawnb.notebook.render import TextView
+    from clawnb.notebook.text import TextView
 
     view, _ = make_view()
     out = io.StringIO()
@@ -661,7 +665,7 @@ def test_quiet_still_shows_an_error() -> None:
     # --quiet shows only the answer; a failed turn must not end as an empty output
     import io
 
-    from clawnb.notebook.render import TextView
+    from clawnb.notebook.text import TextView
 
     out = io.StringIO()
     view = TextView(out, quiet=True)

@@ -445,7 +445,7 @@ async def test_sandboxed_call_overhead_is_small(ws):
 async def test_the_approval_question_and_the_card_say_how_bash_runs(ws):
     from clawnb.events import AgentEvent
     from clawnb.executor import ToolExecutor
-    from clawnb.notebook.render import Transcript
+    from clawnb.notebook.transcript import Transcript
     from clawnb.types import ToolSet
 
     reasons: list[str] = []
