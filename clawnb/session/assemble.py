@@ -69,13 +69,13 @@ def make_provider(model: str, config: Config, *, require_key: bool = False) -> A
 
             return ScriptedProvider.from_file(os.path.expanduser(model[len(prefix) :]))
     from ..providers.openai import OpenAICompatProvider
-    from ..providers.profiles import provider_options
+    from ..providers.profiles import is_local_url, provider_options
 
     # Anthropic models bill a cached prompt prefix at a fraction of the price, but only when
     # asked to cache it; OpenAI-style servers cache prefixes by themselves.
     cache = "anthropic/" in model or model.startswith("claude")
     options = provider_options(config, model)
-    if require_key and not _is_local(config.base_url):
+    if require_key and not is_local_url(config.base_url):
         from ..errors import ProviderConfigError
 
         try:
@@ -85,13 +85,6 @@ def make_provider(model: str, config: Config, *, require_key: bool = False) -> A
         except ProviderConfigError as exc:
             raise ProviderConfigError(f"{exc}; or run offline with --model scripted:FILE") from None
     return OpenAICompatProvider(model, base_url=config.base_url, cache_prompt=cache, **options)
-
-
-def _is_local(base_url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    return host in ("localhost", "127.0.0.1", "::1") or host.endswith(".local")
 
 
 def is_offline_model(model: str) -> bool:

@@ -313,3 +313,35 @@ async def test_long_tool_results_are_cut_and_saved_where_the_model_can_read_them
     saved = [p for p in (tmp_path / ".claw").rglob("*.txt")]
     assert len(saved) == 1 and saved[0].read_text() == big.read_text()
     assert str(saved[0]) in result or saved[0].name in result
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://192.168.1.5:8000/v1",
+        "http://10.0.0.7:11434/v1",
+        "http://[fd00::5]:8080/v1",
+        "http://127.0.0.2:8000/v1",
+        "http://host.docker.internal:1234/v1",
+    ],
+)
+def test_a_private_or_local_server_needs_no_key_in_any_front_end(base_url, monkeypatch):
+    """%%claw builds its provider with require_key=True, the chat warns by the same rule
+    (providers.profiles.is_local_url): a self-hosted server on the local network is keyless
+    in both, where %%claw used to demand a key for 192.168.x while the chat connected."""
+    from clawnb.providers.profiles import is_local_url
+
+    for name in ("CLAWNB_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    provider = make_provider("some-model", Config(base_url=base_url), require_key=True)
+    assert provider.api_base.startswith(base_url.rstrip("/"))  # built, no key demanded
+    assert is_local_url(base_url)
+
+
+def test_a_remote_server_without_a_key_is_refused_before_any_request(monkeypatch):
+    from clawnb.errors import ProviderConfigError
+
+    for name in ("CLAWNB_API_KEY", "OPENROUTER_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ProviderConfigError, match="CLAWNB_API_KEY"):
+        make_provider("m", Config(base_url="https://api.example.com/v1"), require_key=True)
