@@ -19,6 +19,7 @@
     ├── SandboxUnavailable           ``[sandbox] mode = "required"`` and bubblewrap cannot run
     ├── SessionError                 a session file is missing or corrupt
     ├── SecretInPromptError          a ``{name}`` in a %%claw prompt would put a key in the request
+    ├── CommandError                 a ``/command`` unknown or used wrongly (one line to show)
     └── AgentError                   the loop itself stopped
         └── MaxTurnsExceeded
 
@@ -37,6 +38,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "ClawError",
+    "CommandError",
     "ConfigError",
     "ContextOverflowError",
     "MaxTurnsExceeded",
@@ -183,6 +185,10 @@ class SessionError(ClawError):
 
 class SecretInPromptError(ClawError):
     """A ``{name}`` in a prompt would have put a key into what is sent to the model."""
+
+
+class CommandError(ClawError):
+    """A ``/command`` was unknown or used wrongly; the message is the one line to show."""
 
 
 class AgentError(ClawError):
