@@ -5,8 +5,10 @@ writes it, each tool call shows as a one-line summary with a short result previe
 that needs permission stops for a question — ``y`` (once), ``n`` (deny; ``n <reason>`` tells
 the model why) or ``a``/``always`` (allow this tool for the rest of the session).
 
-Commands: ``/plan <task>`` (read-only planning, then execute / revise / drop), ``/cost``,
-``/compact``, ``/sessions``, ``/resume [id]``, ``/clear``, ``/help``, ``/exit``.
+Commands come from the one registry every front end shares (:mod:`clawnb.session.commands`):
+``/plan <task>`` (read-only planning, then execute / revise / drop), ``/cost``, ``/compact``,
+``/undo``, ``/sessions``, ``/resume [id]``, ``/clear``, ``/status``, ``/history``, ``/config``,
+``/mode``, ``/model``, ``/trust``; ``/help`` lists them, Tab completes their names.
 
 Ctrl-C while the agent works cancels that turn — the stream is closed, running tools are
 killed, the history stays valid — and the prompt comes back; Ctrl-C at the prompt clears the
@@ -30,7 +32,7 @@ import signal
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:  # the engine loads when the chat starts, not when the CLI parses
     from ..config import Config
@@ -55,19 +57,6 @@ __all__ = ["add_chat_parser", "chat_main"]
 _QUIT_SIGNALS = tuple(
     getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
-
-HELP = """\
-commands:
-  /plan <task>    plan with read-only tools, then choose: execute, revise, or drop
-  /cost           tokens and cost so far, and the context size
-  /compact        summarise older messages now
-  /undo           put back the files the last turn changed (subagents' changes too)
-  /sessions       list saved sessions
-  /resume [id]    continue a saved session (default: the most recent other one)
-  /clear          start a new, empty conversation
-  /help           this text
-  /exit           quit (Ctrl-D works too)
-Ctrl-C cancels the running turn."""
 
 
 def add_chat_parser(
@@ -230,6 +219,29 @@ def _enable_bracketed_paste() -> None:
         import readline
 
         readline.parse_and_bind("set enable-bracketed-paste on")
+        _enable_completion(readline)
+
+
+def command_completions(text: str) -> list[str]:
+    """What Tab offers for ``text`` at the start of the line: ``/co`` → ``/compact``,
+    ``/config``, ``/cost`` (names from the registry every front end shares)."""
+    if not text.startswith("/"):
+        return []
+    from ..session.commands import COMMANDS
+
+    return ["/" + name for name in COMMANDS.complete(text[1:], "chat")]
+
+
+def _enable_completion(readline: Any) -> None:
+    def complete(text: str, state: int) -> str | None:
+        if readline.get_begidx() != 0:  # only the command name, at the start of the line
+            return None
+        matches = command_completions(text)
+        return matches[state] if state < len(matches) else None
+
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(complete)
+    readline.parse_and_bind("tab: complete")
 
 
 def _blocking_readline() -> str:
@@ -411,12 +423,6 @@ class ChatApp:
         task.cancel()
 
     # -- commands -----------------------------------------------------------------------------
-    def do_plan(self, task: str) -> None:
-        if not task:
-            self.say("usage: /plan <what to do>")
-            return
-        self.run(self.clawnb_session.run_plan(task, self.renderer(), self.review_plan))
-
     async def review_plan(self, plan: str) -> PlanVerdict:
         """The chat's plan reviewer (``/plan`` and ``--mode plan``): execute, drop, or type
         what should change."""
@@ -435,81 +441,17 @@ class ChatApp:
             return PlanVerdict.stop()
         return PlanVerdict.revise(answer)
 
-    def do_cost(self) -> None:
-        session = self.clawnb_session
-        ctx = session.context
-        self.say(session.cost.summary())
-        self.say(
-            f"context: ~{ctx.context_tokens} of {ctx.max_tokens} tokens, "
-            f"{len(session.history)} messages, {ctx.compactions} compactions"
-        )
-
-    def do_compact(self) -> None:
-        session = self.clawnb_session
-        before = len(session.history)
-        changed = self.run(session.compact())
-        if changed:
-            self.say(f"(compacted: {before} → {len(session.history)} messages)")
-        elif changed is not None:
-            self.say("(nothing to compact yet)")
-
-    def do_sessions(self) -> None:
-        session = self.clawnb_session
-        sessions = session.list_sessions()
-        if not sessions:
-            self.say("(no saved sessions)")
-        for info in sessions:
-            mark = "*" if info.id == session.session_id else " "
-            self.say(f"{mark} {info}")
-
-    def do_resume(self, which: str) -> None:
-        from ..session.log import SessionError
-
-        session = self.clawnb_session
-        target = which
-        if not target:
-            others = [s for s in session.list_sessions() if s.id != session.session_id]
-            if not others:
-                self.say("(no other saved session to resume)")
-                return
-            target = others[-1].id
-        try:
-            count = session.resume(target)
-        except SessionError as exc:
-            self.say(f"error: {exc}")
-            return
-        self.say(f"(resumed {session.session_id}: {count} messages)")
-
     def command(self, line: str) -> bool:
-        """Handle a ``/command``; False means quit."""
-        name, _, rest = line[1:].partition(" ")
-        rest = rest.strip()
-        if isinstance(self.session, _OwnAgent) and name in _OwnAgent.UNSUPPORTED:
-            self.say(f"/{name} needs clawnb's own agent; your --agent session does not offer it")
-            return True
-        match name:
-            case "exit" | "quit" | "q":
-                return False
-            case "help" | "?":
-                self.say(HELP)
-            case "plan":
-                self.do_plan(rest)
-            case "cost":
-                self.do_cost()
-            case "compact":
-                self.do_compact()
-            case "undo":
-                self.say(self.clawnb_session.undo())
-            case "sessions":
-                self.do_sessions()
-            case "resume":
-                self.do_resume(rest)
-            case "clear":
-                self.clawnb_session.new_session()
-                self.say("(new conversation)")
-            case _:
-                self.say(f"unknown command /{name} — /help lists them")
-        return True
+        """Handle a ``/command`` through the one registry (:mod:`clawnb.session.commands`);
+        False means quit."""
+        from ..session.commands import COMMANDS
+
+        host = _ChatHost(self)
+        session = self.session.inner if isinstance(self.session, _OwnAgent) else self.session
+        text = self.run(COMMANDS.dispatch(line, session=session, host=host))
+        if text:
+            self.say(text)
+        return not host.quitting
 
     # -- main ---------------------------------------------------------------------------------
     def start(self) -> int:
@@ -644,12 +586,38 @@ class ChatApp:
             self.loop.close()
 
 
+class _ChatHost:
+    """The chat as a :class:`~clawnb.session.commands.CommandHost`."""
+
+    frontend = "chat"
+    prefix = "/"
+
+    def __init__(self, app: ChatApp) -> None:
+        self.app = app
+        self.quitting = False
+
+    def quit(self) -> None:
+        self.quitting = True
+
+    async def run_turn(self, prompt: str, *, plan: bool = False) -> str | None:
+        session = self.app.clawnb_session
+        if plan:
+            await session.run_plan(prompt, self.app.renderer(), self.app.review_plan)
+        else:
+            await session.send(prompt, self.app.renderer(), review=self.app.review_plan)
+        return None  # the renderer showed it as it streamed
+
+    def status_lines(self) -> list[str]:
+        return [f"approvals: {self.app.args.approve}"]
+
+    def config_lines(self) -> list[str]:
+        return []
+
+
 class _OwnAgent:
     """A session of the user's own (``--agent``) as the REPL sees it: its ``send`` runs with
     the chat's approver and question handler attached (the Session protocol's ``handlers``),
     and the few things the REPL reads of clawnb's session have neutral values."""
-
-    UNSUPPORTED = ("plan", "cost", "compact", "undo", "sessions", "resume", "clear")
 
     class _NoCompaction:
         compactions = 0

@@ -195,6 +195,11 @@ class AgentSession:
             text += " (bash runs without asking)"
         return text
 
+    def allowed_for_session(self) -> list[str]:
+        """The tools the person answered "Always allow" for, this session (sorted)."""
+        permissions = getattr(self.gate, "permissions", None)
+        return sorted(permissions.session_allows) if permissions is not None else []
+
     def read_only_bash(self) -> Tool | None:
         """A bash tool confined to a read-only sandbox (whole file system read-only, no
         network) for plan mode, or ``None`` without a working sandbox (plan mode then keeps
@@ -307,6 +312,15 @@ class AgentSession:
         ``preserve_recent`` is summarised; False only when there is nothing to summarise."""
         return await self.context.compact_now(self.provider, self.history)
 
+    async def command(self, line: str, on_event: AgentEventCallback | None = None) -> str | None:
+        """Run a ``/command`` from Python, as the chat and ``%claw`` run it (the one registry,
+        :mod:`clawnb.session.commands`): ``await session.command("/cost")``. A turn a command
+        starts (``/plan``) streams to ``on_event``; without a reviewer a plan is returned, not
+        executed. Unknown or misused commands raise :class:`~clawnb.errors.CommandError`."""
+        from .commands import COMMANDS, ApiHost
+
+        return await COMMANDS.dispatch(line, session=self, host=ApiHost(self, on_event))
+
     def undo(self) -> str:
         """Put back the files the last turn (subagents included) changed; says what it did."""
         return self.checkpoints.undo()
@@ -315,6 +329,11 @@ class AgentSession:
     @property
     def session_id(self) -> str | None:
         return self.history.id if isinstance(self.history, SessionLog) else None
+
+    @property
+    def session_path(self) -> Path | None:
+        """The file this conversation is saved in (``None`` when it is not saved)."""
+        return self.history.path if isinstance(self.history, SessionLog) else None
 
     def _sessions(self) -> SessionStore:
         if self.store is None:

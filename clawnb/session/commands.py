@@ -1,0 +1,387 @@
+"""One command registry for every front end.
+
+A :class:`Command` is declared once — name, aliases, a one-line summary, an argument hint,
+whether it is hidden, which front ends offer it — with a handler that receives one
+:class:`CommandContext` (the session, the front end's :class:`CommandHost`, the arguments).
+The terminal chat (``/cost``), the notebook (``%claw cost`` and a ``%%claw`` cell whose body
+is ``/cost``), the claw kernel and the Python API (:meth:`CommandRegistry.dispatch`) all
+dispatch through :data:`COMMANDS`; ``/help`` and ``%claw help`` are generated from it, and an
+unknown name gets the nearest known one as a suggestion. Skills and prompt commands add
+entries to the same registry.
+
+A handler returns the text to show (or ``None``) and may be a coroutine function (``/compact``
+talks to the model). A usage mistake is a :class:`~clawnb.errors.CommandError`: one line the
+front end shows as it shows errors. Handlers use the session's public API only — the same
+methods every front end may call — so a command behaves the same wherever it is typed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import shlex
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import CommandError
+from . import reports
+
+if TYPE_CHECKING:
+    from .assemble import AgentSession
+
+__all__ = [
+    "COMMANDS",
+    "ApiHost",
+    "Command",
+    "CommandContext",
+    "CommandHost",
+    "CommandRegistry",
+    "split_command",
+]
+
+Handler = Callable[["CommandContext"], "str | None | Awaitable[str | None]"]
+
+
+class CommandHost(Protocol):
+    """What a front end offers the commands typed into it."""
+
+    frontend: str  # "chat" | "notebook" | "kernel" | "api"
+    prefix: str  # how a command is typed there: "/" or "%claw "
+
+    def quit(self) -> None:
+        """End the front end (the chat's ``/exit``); front ends that cannot end say so."""
+        ...
+
+    async def run_turn(self, prompt: str, *, plan: bool = False) -> str | None:
+        """Send ``prompt`` to the session as a turn, rendered and approved the front end's
+        way (``/plan`` plans first and asks for a review); returns what is left to show (a
+        front end that rendered the turn live returns ``None``)."""
+        ...
+
+    def status_lines(self) -> list[str]:
+        """What ``status`` adds for this front end (the notebook: its approval policy)."""
+        ...
+
+    def config_lines(self) -> list[str]:
+        """What ``config`` adds for this front end."""
+        ...
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command, as every front end offers it."""
+
+    name: str
+    summary: str
+    handler: Handler
+    usage: str = ""  # the argument hint: "[ID]", "MODE", "<task>"
+    aliases: tuple[str, ...] = ()
+    hidden: bool = False
+    frontends: frozenset[str] | None = None  # None: every front end
+    engine_only: bool = True  # needs clawnb's own session, not any Session (``--agent``)
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def offered_in(self, frontend: str) -> bool:
+        return self.frontends is None or frontend in self.frontends
+
+
+@dataclass
+class CommandContext:
+    """What a handler gets: the session, the front end, the words after the name."""
+
+    session: Any  # AgentSession, or a learner's Session for commands with engine_only=False
+    host: CommandHost
+    args: str
+    registry: CommandRegistry
+
+    @property
+    def argv(self) -> list[str]:
+        try:
+            return shlex.split(self.args)
+        except ValueError:  # an unbalanced quote: the plain words
+            return self.args.split()
+
+    @property
+    def engine(self) -> AgentSession:
+        """The session as clawnb's own (checked by :meth:`CommandRegistry.dispatch`)."""
+        return self.session  # type: ignore[no-any-return]
+
+
+class ApiHost:
+    """The Python API as a host (:meth:`AgentSession.command`): nothing to quit, turns go to
+    ``on_event``, a plan is returned for the caller to review."""
+
+    frontend = "api"
+    prefix = "/"
+
+    def __init__(self, session: AgentSession, on_event: Any = None) -> None:
+        self.session = session
+        self.on_event = on_event
+
+    def quit(self) -> None:
+        return None
+
+    async def run_turn(self, prompt: str, *, plan: bool = False) -> str | None:
+        if plan:
+            return await self.session.run_plan(prompt, self.on_event, None)
+        return await self.session.send(prompt, self.on_event)
+
+    def status_lines(self) -> list[str]:
+        return []
+
+    def config_lines(self) -> list[str]:
+        return []
+
+
+def split_command(line: str) -> tuple[str, str]:
+    """``"/resume abc"`` → ``("resume", "abc")``; the leading ``/`` is optional."""
+    text = line.strip()
+    if text.startswith("/"):
+        text = text[1:]
+    name, _, rest = text.partition(" ")
+    return name.strip(), rest.strip()
+
+
+class CommandRegistry:
+    """Commands by name and alias; adding a name that is taken is an error unless
+    ``replace`` says so (a project skill may not silently shadow ``/undo``)."""
+
+    def __init__(self, commands: Iterable[Command] = ()) -> None:
+        self._commands: dict[str, Command] = {}
+        self._by_name: dict[str, Command] = {}
+        for command in commands:
+            self.add(command)
+
+    def add(self, command: Command, *, replace: bool = False) -> Command:
+        taken = [n for n in command.names() if n in self._by_name]
+        if taken and not replace:
+            raise ValueError(f"command name already registered: {', '.join(taken)}")
+        for name in taken:
+            self.remove(self._by_name[name].name)
+        self._commands[command.name] = command
+        for name in command.names():
+            self._by_name[name] = command
+        return command
+
+    def remove(self, name: str) -> Command | None:
+        command = self._commands.pop(name, None)
+        if command is not None:
+            for alias in command.names():
+                self._by_name.pop(alias, None)
+        return command
+
+    def command(self, name: str, summary: str, **options: Any) -> Callable[[Handler], Handler]:
+        """Decorator form of :meth:`add`: ``@registry.command("cost", "tokens and cost")``."""
+
+        def register(handler: Handler) -> Handler:
+            self.add(Command(name, summary, handler, **options))
+            return handler
+
+        return register
+
+    def find(self, name: str) -> Command | None:
+        return self._by_name.get(name)
+
+    def visible(self, frontend: str) -> list[Command]:
+        """The commands a front end lists, in the order they were declared."""
+        return [c for c in self._commands.values() if c.offered_in(frontend) and not c.hidden]
+
+    def complete(self, prefix: str, frontend: str) -> list[str]:
+        """Names (aliases included) that start with ``prefix``, for tab completion."""
+        return sorted(
+            name
+            for command in self._commands.values()
+            if command.offered_in(frontend)
+            for name in command.names()
+            if name.startswith(prefix)
+        )
+
+    def suggest(self, name: str, frontend: str) -> str | None:
+        names = [n for c in self._commands.values() if c.offered_in(frontend) for n in c.names()]
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        if close:
+            return close[0]
+        starts = [n for n in names if n.startswith(name[:2])] if len(name) >= 2 else []
+        return starts[0] if len(starts) == 1 else None
+
+    def help_text(self, frontend: str, prefix: str) -> str:
+        rows = []
+        for command in self.visible(frontend):
+            head = f"{prefix}{command.name}" + (f" {command.usage}" if command.usage else "")
+            also = (
+                f" (also {', '.join(prefix + a for a in command.aliases)})"
+                if command.aliases
+                else ""
+            )
+            rows.append((head, command.summary + also))
+        width = max((len(head) for head, _ in rows), default=0)
+        return "commands:\n" + "\n".join(f"  {head.ljust(width)}  {text}" for head, text in rows)
+
+    async def dispatch(self, line: str, *, session: Any, host: CommandHost) -> str | None:
+        """Run the command ``line`` names (``"/cost"``, ``"cost"``, ``"resume abc"``) and
+        return what it says; a :class:`CommandError` for an unknown name or a wrong use."""
+        name, args = split_command(line)
+        command = self.find(name)
+        if command is None or not command.offered_in(host.frontend):
+            guess = self.suggest(name, host.frontend) if name else None
+            hint = f" — did you mean {host.prefix}{guess}?" if guess else ""
+            raise CommandError(
+                f"unknown command {host.prefix}{name}{hint} ({host.prefix}help lists them)"
+            )
+        if command.engine_only and not _is_engine(session):
+            raise CommandError(
+                f"{host.prefix}{command.name} needs clawnb's own agent; "
+                "your --agent session does not offer it"
+            )
+        context = CommandContext(session, host, args, self)
+        result = command.handler(context)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def __iter__(self) -> Any:
+        return iter(list(self._commands.values()))
+
+    def __len__(self) -> int:
+        return len(self._commands)
+
+
+def _is_engine(session: Any) -> bool:
+    from .assemble import AgentSession
+
+    return isinstance(session, AgentSession)
+
+
+# -- the built-in commands --------------------------------------------------------------------
+
+COMMANDS = CommandRegistry()
+"""The registry every front end dispatches through (skills add their entries here)."""
+
+
+@COMMANDS.command(
+    "help",
+    "this list; help NAME says how to use one command",
+    usage="[NAME]",
+    aliases=("?",),
+    engine_only=False,
+)
+def _help(ctx: CommandContext) -> str:
+    if ctx.argv:
+        command = ctx.registry.find(ctx.argv[0].lstrip("/"))
+        if command is None or not command.offered_in(ctx.host.frontend):
+            raise CommandError(f"no command {ctx.host.prefix}{ctx.argv[0].lstrip('/')}")
+        hint = f" {command.usage}" if command.usage else ""
+        return f"{ctx.host.prefix}{command.name}{hint} — {command.summary}"
+    return ctx.registry.help_text(ctx.host.frontend, ctx.host.prefix)
+
+
+@COMMANDS.command("status", "model, mode, workspace, conversation, session and sandbox")
+def _status(ctx: CommandContext) -> str:
+    return reports.status_text(ctx.engine, ctx.host.status_lines())
+
+
+@COMMANDS.command("plan", "plan with read-only tools, then execute, revise or drop", usage="<task>")
+async def _plan(ctx: CommandContext) -> str | None:
+    if not ctx.args:
+        raise CommandError(f"usage: {ctx.host.prefix}plan <what to do>")
+    return await ctx.host.run_turn(ctx.args, plan=True)
+
+
+@COMMANDS.command("cost", "tokens and cost so far, and the context size")
+def _cost(ctx: CommandContext) -> str:
+    return reports.cost_text(ctx.engine)
+
+
+@COMMANDS.command("compact", "summarise older messages now", usage="[FOCUS]")
+async def _compact(ctx: CommandContext) -> str:
+    session = ctx.engine
+    before = len(session.history)
+    if await session.compact():
+        return f"compacted: {before} → {len(session.history)} messages"
+    return "nothing to compact yet"
+
+
+@COMMANDS.command("history", "the conversation so far, one line per prompt, answer and call")
+def _history(ctx: CommandContext) -> str:
+    return reports.history_text(ctx.engine)
+
+
+@COMMANDS.command("config", "the settings in effect and where keys come from")
+def _config(ctx: CommandContext) -> str:
+    return reports.config_text(ctx.engine, ctx.host.config_lines())
+
+
+@COMMANDS.command("mode", "the permission mode for the turns to come", usage="MODE|project")
+def _mode(ctx: CommandContext) -> str:
+    from ..permissions import PermissionMode
+
+    modes = [m.value for m in PermissionMode]
+    if len(ctx.argv) != 1 or ctx.argv[0] not in (*modes, "project"):
+        raise CommandError(f"usage: {ctx.host.prefix}mode {{{'|'.join(modes)}|project}}")
+    session = ctx.engine
+    choice = ctx.argv[0]
+    session.configure(mode=session.config.permissions.mode if choice == "project" else choice)
+    origin = " (from the project's configuration)" if choice == "project" else ""
+    return f"mode: {session.mode}{origin}"
+
+
+@COMMANDS.command("model", "switch the model for the turns to come", usage="NAME")
+def _model(ctx: CommandContext) -> str:
+    if len(ctx.argv) != 1:
+        raise CommandError(f"usage: {ctx.host.prefix}model NAME (or scripted:FILE)")
+    ctx.engine.configure(model=ctx.argv[0])
+    return f"model: {ctx.engine.model}"
+
+
+@COMMANDS.command("undo", "put back the files the last turn changed (subagents' too)")
+def _undo(ctx: CommandContext) -> str:
+    return ctx.engine.undo()
+
+
+@COMMANDS.command("sessions", "the saved conversations of this workspace")
+def _sessions(ctx: CommandContext) -> str:
+    return reports.sessions_text(ctx.engine, ctx.host.prefix)
+
+
+@COMMANDS.command(
+    "resume", "continue a saved conversation (default: the latest other one)", usage="[ID]"
+)
+def _resume(ctx: CommandContext) -> str:
+    if len(ctx.argv) > 1:
+        raise CommandError(f"usage: {ctx.host.prefix}resume [ID] (an id or id prefix)")
+    return reports.resume_text(ctx.engine, ctx.argv[0] if ctx.argv else "latest")
+
+
+@COMMANDS.command(
+    "clear", "start a new, empty conversation (the old one stays saved)", aliases=("reset",)
+)
+def _clear(ctx: CommandContext) -> str:
+    ctx.engine.new_session()
+    return "new conversation (the previous one is saved: resume continues it)"
+
+
+@COMMANDS.command(
+    "trust", "trust this workspace's config, or take the trust back", usage="[--revoke]"
+)
+def _trust(ctx: CommandContext) -> str:
+    # the person typed it: the model cannot run a command, and the store is a control file
+    from ..config import trust_workspace
+
+    if ctx.argv not in ([], ["--revoke"]):
+        raise CommandError(f"usage: {ctx.host.prefix}trust [--revoke]")
+    return trust_workspace(ctx.engine.workspace, revoke=ctx.argv == ["--revoke"])
+
+
+@COMMANDS.command(
+    "exit",
+    "quit (Ctrl-D works too)",
+    aliases=("quit", "q"),
+    frontends=frozenset({"chat"}),
+    engine_only=False,
+)
+def _exit(ctx: CommandContext) -> None:
+    ctx.host.quit()
+    return None

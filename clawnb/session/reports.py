@@ -1,0 +1,189 @@
+"""What the commands say about a session, in one wording for every front end.
+
+``/status`` and ``%claw status``, ``/cost`` and ``%claw cost``, ``/history``, ``/config``,
+``/sessions`` and ``/resume`` used to be written twice (the chat's and the notebook's), and the
+copies disagreed — ``$0.0000`` in one, "not priced" in the other. Each is one function of an
+:class:`~clawnb.session.assemble.AgentSession` here. Everything returned is redacted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..control.secrets import KEY_ENV_VARS, mask, read_dotenv, redact
+from ..types import Message, ToolCall
+
+if TYPE_CHECKING:
+    from ..usage import CostTracker
+    from .assemble import AgentSession
+
+__all__ = [
+    "config_text",
+    "cost_text",
+    "count",
+    "history_text",
+    "resume_text",
+    "sessions_text",
+    "status_text",
+]
+
+
+def count(n: int, word: str) -> str:
+    """``1 message``, ``1,204 messages``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def status_text(session: AgentSession, extra: list[str] | None = None) -> str:
+    user_turns = sum(1 for m in session.history if isinstance(m, Message.User))
+    allowed = ", ".join(session.allowed_for_session()) or "none"
+    base_url = getattr(session.provider, "api_base", "")
+    lines = [
+        f"model: {session.model}" + (f" @ {base_url}" if base_url else ""),
+        f"mode: {session.mode}",
+        f"workspace: {session.workspace}",
+        f"conversation: {count(len(session.history), 'message')}, {count(user_turns, 'prompt')}",
+        f"always allowed: {allowed}",
+        f"checkpoints: {len(session.checkpoints)}",
+        f"session: {session_line(session)}",
+        f"bash: {session.sandbox_description()}",
+        *(extra or []),
+    ]
+    return redact("\n".join(lines))
+
+
+def session_line(session: AgentSession) -> str:
+    path = session.session_path
+    if session.session_id is not None and path is not None:
+        return f"{session.session_id} ({path})"
+    return "not saved"
+
+
+def cost_part(tracker: CostTracker) -> str:
+    """``$0.0123`` when the model has a price; ``""`` when it has none (a scripted or local
+    model: ``$0.0000`` would read like a real price)."""
+    if tracker.priced and (tracker.input_price_per_million or tracker.output_price_per_million):
+        return f"${tracker.total_cost():.4f}"
+    return ""
+
+
+def cost_text(session: AgentSession) -> str:
+    """Tokens (with separators) and cost — "not priced" for a model without a price — and the
+    context's size."""
+    tracker = session.cost
+    line = f"tokens: {tracker.total_input_tokens:,} in + {tracker.total_output_tokens:,} out"
+    if 0 < tracker.turn_count == tracker.unreported_turns:
+        line = "tokens: not reported"  # a server that sends no usage did not use 0 tokens
+    part = cost_part(tracker)
+    cost = part or f"not priced (no price configured for {session.model!r})"
+    ctx = session.context
+    window = f"{ctx.max_tokens:,}" if ctx.max_tokens else "no limit"
+    return (
+        f"{line} | cost: {cost}\n"
+        f"context: ~{ctx.context_tokens:,} of {window} tokens, "
+        f"{count(len(session.history), 'message')}, {count(ctx.compactions, 'compaction')}"
+    )
+
+
+def history_text(session: AgentSession, limit: int = 100) -> str:
+    """The conversation as a compact transcript: each prompt, each answer's first line, one
+    line per tool call with how it ended — not every message in full."""
+    messages = session.history
+    results = {m.id: m.content for m in messages if isinstance(m, Message.ToolResult)}
+    lines: list[str] = []
+    prompts = 0
+    for msg in messages:
+        match msg:
+            case Message.User(content=content, label=label):
+                prompts += 1
+                # the notebook context attached to a prompt is long: show the task
+                task = content.rsplit("Task: ", 1)[-1] if "Task: " in content else content
+                task = label or task  # a plan request: "/plan <task>"
+                lines.append(f"[{prompts}] you: {_short(task.strip(), limit)}")
+            case Message.Assistant(turn=turn):
+                text = (turn.text or "").strip()
+                if text:
+                    first = text.splitlines()[0]
+                    more = " …" if "\n" in text else ""
+                    lines.append(f"    claw: {_short(first, limit)}{more}")
+                for call in turn.tool_calls:
+                    lines.append("      " + _call_line(call, results.get(call.id), limit))
+    return redact("\n".join(lines) or "(empty conversation)")
+
+
+def config_text(session: AgentSession, extra: list[str] | None = None) -> str:
+    """The settings in effect, and where each key comes from (masked)."""
+    config = session.config
+    limit = session.agent.max_turns
+    lines = [
+        f"model = {session.model}",
+        f"base_url = {config.base_url}",
+        f"mode = {session.mode}",
+        f"workspace = {session.workspace}",
+        f"max_turns = {limit if limit else 'none'}",
+    ]
+    try:
+        shown = config.generation_for(session.model).model_dump(exclude_none=True)
+        lines.append("model options = " + (json.dumps(shown) if shown else "(defaults)"))
+    except Exception:  # a model name the options table cannot take: nothing to show
+        pass
+    # the provider also takes keys from the workspace's .env: say where one is set
+    dotenv = read_dotenv(Path(session.workspace) / ".env", KEY_ENV_VARS)
+    for name in KEY_ENV_VARS:
+        if not os.environ.get(name) and dotenv.get(name):
+            lines.append(f"{name} = {mask(dotenv[name])} in .env")
+        else:
+            lines.append(f"{name} = {mask(os.environ.get(name))}")
+    lines += extra or []
+    return redact("\n".join(lines))
+
+
+def sessions_text(session: AgentSession, prefix: str) -> str:
+    infos = session.list_sessions()
+    if not infos:
+        return "no saved sessions"
+    lines = [("* " if info.id == session.session_id else "  ") + str(info) for info in infos]
+    return "\n".join([*lines, f"(* this conversation; {prefix}resume ID continues one)"])
+
+
+def resume_text(session: AgentSession, which: str = "latest") -> str:
+    """Resume ``which`` (``latest``: the most recent *other* session) and say what came back."""
+    from ..errors import CommandError
+    from .log import SessionError
+
+    target = which
+    if which == "latest":
+        others = [s for s in session.list_sessions() if s.id != session.session_id]
+        if not others:
+            raise CommandError("no other saved session to resume")
+        target = others[-1].id
+    try:
+        session.resume(target)
+    except SessionError as exc:
+        raise CommandError(str(exc)) from None
+    prompts = sum(1 for m in session.history if isinstance(m, Message.User))
+    return (
+        f"resumed session {session.session_id}: {count(len(session.history), 'message')}, "
+        f"{count(prompts, 'prompt')}, {count(len(session.checkpoints), 'undo step')}"
+    )
+
+
+def _short(text: str, limit: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _call_line(call: ToolCall, result: str | None, limit: int) -> str:
+    """``✓ read notes.txt · 12 lines`` / ``✗ edit f.py · error: …``."""
+    args = call.arguments if isinstance(call.arguments, dict) else {}
+    values = (args.get(k) for k in ("path", "command", "pattern", "question", "url"))
+    target = next((v for v in values if isinstance(v, str)), "")
+    head = f"{call.name} {_short(target, 60)}".rstrip()
+    if result is None:
+        return f"… {head}"
+    failed = result.startswith("error")
+    rows = result.strip().splitlines() or [""]
+    outcome = _short(rows[0], limit) if failed or len(rows) == 1 else f"{len(rows)} lines"
+    return f"{'✗' if failed else '✓'} {head} · {outcome}"
