@@ -220,14 +220,26 @@ class ApprovalDecision(StrEnum):
 
 @dataclass(frozen=True)
 class Approval:
-    """A front end's answer to an :class:`ApprovalRequest`."""
+    """A front end's answer to an :class:`ApprovalRequest`.
+
+    ``policy`` names the rule that answered when no person did (``"--approve allow"``,
+    ``"CLAWNB_APPROVAL=allow"``): the gate decides what a policy may approve — never a change
+    to the agent's own configuration (:class:`clawnb.gates.GatePipeline`) — so every front
+    end, clawnb's or anyone's, gets the same rule by saying who answered.
+    """
 
     decision: ApprovalDecision
     reason: str = ""
+    policy: str = ""
 
     @classmethod
     def allow_once(cls) -> Approval:
         return cls(ApprovalDecision.ALLOW_ONCE)
+
+    @classmethod
+    def allow_by_policy(cls, policy: str) -> Approval:
+        """Allowed by ``policy``, not by a person."""
+        return cls(ApprovalDecision.ALLOW_ONCE, policy=policy)
 
     @classmethod
     def allow_session(cls) -> Approval:

@@ -308,6 +308,14 @@ class GatePipeline(Gate):
                 "the call was not run",
                 "denied",
             )
+        if answer.allowed and answer.policy and once:
+            # a change to the agent's own configuration needs a person's own answer: the
+            # rule lives here, so no front end (nor a third party's) can forget it
+            return Refusal(
+                f"error: not approved: {answer.policy} cannot approve a change to the agent's "
+                "own configuration; a person must",
+                "denied",
+            )
         if answer.decision is ApprovalDecision.ALLOW_SESSION and once:
             return call  # "always" on a control-file call allows this call, nothing more
         if answer.decision is ApprovalDecision.ALLOW_SESSION:

@@ -330,13 +330,10 @@ class ChatApp:
         from ..events import Approval
 
         policy = self.args.approve
-        if policy == "allow" and request.details.get("explicit_only"):
-            # a change to the agent's own configuration needs a person's answer
-            return Approval.deny(
-                "--approve allow cannot approve a change to the agent's configuration"
-            )
         if policy == "allow":
-            return Approval.allow_once()
+            # the gate decides what a policy may allow (not a change to the agent's own
+            # configuration): the chat only says that no person answered
+            return Approval.allow_by_policy("--approve allow")
         if policy == "deny":
             return Approval.deny("denied by --approve deny")
         reason = f" ({request.reason})" if request.reason else ""

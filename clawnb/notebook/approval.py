@@ -110,12 +110,15 @@ class Approver:
             return Approval.allow_session()
         how, why = await self.channel()
         if how == "allow" and explicit:
-            why = f"{why} cannot approve a change to the agent's own configuration"
-            self._mark(card, f"denied by policy: {why}")
-            return Approval.deny(DENIED_BY_POLICY.format(why=why))
+            # the gate refuses what a policy answers for a control file (the rule is the
+            # engine's); the card says so before the result arrives
+            self._mark(
+                card, f"denied: {why} cannot approve a change to the agent's own configuration"
+            )
+            return Approval.allow_by_policy(why)
         if how == "allow":
             self._mark(card, f"approved by policy: {why}")
-            return Approval.allow_once()
+            return Approval.allow_by_policy(why)
         if how == "deny":
             self._mark(card, f"denied by policy: {why}")
             return Approval.deny(DENIED_BY_POLICY.format(why=why))
