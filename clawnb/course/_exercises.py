@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,16 @@ __all__ = ["make_exercise", "write_exercises"]
 
 SOLUTION_TAG = "solution"
 PARTS_TAG = "parts"  # the cell that fetches earlier chapters' pieces (clawnb.course.parts)
+# A recorded model the course ships (``notebooks/scripts/``), named relative to the notebook.
+SCRIPTED = "scripted:scripts/"
 
 
-def make_exercise(notebook: dict[str, Any]) -> dict[str, Any]:
-    """Return a copy of ``notebook`` (nbformat JSON) with solution cells replaced by stubs."""
+def make_exercise(notebook: dict[str, Any], course: str = "..") -> dict[str, Any]:
+    """Return a copy of ``notebook`` (nbformat JSON) with solution cells replaced by stubs.
+
+    ``course`` is the course notebooks' folder seen from the exercise's folder (``..``: the
+    exercises live in ``notebooks/exercises/``), so a path to the course's recorded models
+    still names the file that ships (``scripted:../scripts/capstone.jsonl``)."""
     result = copy.deepcopy(notebook)
     for cell in result["cells"]:
         meta = cell.get("metadata", {})
@@ -30,6 +37,10 @@ def make_exercise(notebook: dict[str, Any]) -> dict[str, Any]:
             # The course's saved outputs are the answers' outputs: an exercise starts blank.
             cell["outputs"] = []
             cell["execution_count"] = None
+            source = "".join(cell["source"])
+            if SCRIPTED in source:
+                new = source.replace(SCRIPTED, f"scripted:{course}/scripts/")
+                cell["source"] = new.splitlines(keepends=True)
         if PARTS_TAG in meta.get("tags", []):
             # The course runs on clawnb's reference parts; a learner's exercise on their own.
             cell["source"] = "".join(cell["source"]).replace('use="clawnb"', 'use="mine"')
@@ -49,6 +60,7 @@ def make_exercise(notebook: dict[str, Any]) -> dict[str, Any]:
 def write_exercises(src: Path, dest: Path) -> list[Path]:
     """Write an exercise version of every notebook in ``src`` that has solution cells."""
     dest.mkdir(parents=True, exist_ok=True)
+    course = Path(os.path.relpath(src.resolve(), dest.resolve())).as_posix()
     written = []
     for path in sorted(src.glob("*.ipynb")):
         notebook = json.loads(path.read_text(encoding="utf-8"))
@@ -57,6 +69,8 @@ def write_exercises(src: Path, dest: Path) -> list[Path]:
         ):
             continue
         target = dest / path.name
-        target.write_text(json.dumps(make_exercise(notebook), indent=1) + "\n", encoding="utf-8")
+        target.write_text(
+            json.dumps(make_exercise(notebook, course), indent=1) + "\n", encoding="utf-8"
+        )
         written.append(target)
     return written

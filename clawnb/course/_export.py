@@ -114,17 +114,39 @@ def _write_init(target: Path) -> None:
     (target / "__init__.py").write_text("\n".join(lines), encoding="utf-8")
 
 
+# The packages :func:`_load_package` is executing right now. Its chapter modules call ``parts``
+# while the package runs (chapter 3's module holds chapter 3's ``parts`` cell), and that inner
+# call must get the half-built package, not start loading it all over again. A plain ``import``
+# marks its module as initialising (``__spec__._initializing``); ``exec_module``, which loads the
+# package here from the current folder, does not, so the guard is ours.
+_loading: dict[str, ModuleType] = {}
+
+
+def _being_imported(package: str) -> ModuleType | None:
+    """The package while its own ``__init__`` runs (by us or by a plain ``import``), else None."""
+    if package in _loading:
+        return _loading[package]
+    current = sys.modules.get(package)
+    if current is not None and getattr(current.__spec__, "_initializing", False):
+        return current
+    return None
+
+
+def _forget(package: str) -> None:
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        del sys.modules[name]
+
+
 def _load_package(package: str) -> ModuleType | None:
     """The learner's package: the one being imported right now (a chapter module of it asks
     for earlier pieces), else a fresh load from the current folder (so a re-export shows)."""
-    current = sys.modules.get(package)
-    if current is not None and getattr(current.__spec__, "_initializing", False):
+    current = _being_imported(package)
+    if current is not None:
         return current
     init = Path.cwd() / package / "__init__.py"
     if not init.is_file():
         return None
-    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
-        del sys.modules[name]  # forget an older export
+    _forget(package)  # an older export
     spec = importlib.util.spec_from_file_location(
         package, init, submodule_search_locations=[str(init.parent)]
     )
@@ -132,14 +154,17 @@ def _load_package(package: str) -> ModuleType | None:
         return None
     module = importlib.util.module_from_spec(spec)
     sys.modules[package] = module
+    _loading[package] = module
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
-        del sys.modules[package]
+        _forget(package)  # never leave half a package for the next import to find
         print(
             f"{package}/ could not be imported ({type(exc).__name__}: {exc}); using clawnb's parts"
         )
         return None
+    finally:
+        del _loading[package]
     return module
 
 
@@ -166,7 +191,7 @@ def parts(*names: str, use: str = "mine", package: str = "my_agent") -> Any:
 
     # Inside the package's own import (a chapter module fetching earlier pieces) stay quiet:
     # the notebook that imports the package said what it uses already.
-    importing = any(
+    importing = package in _loading or any(
         getattr(getattr(m, "__spec__", None), "_initializing", False)
         for n, m in list(sys.modules.items())
         if n == package or n.startswith(package + ".")

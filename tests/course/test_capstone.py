@@ -3,33 +3,30 @@ later chapters (or clawnb's, with a switch), and the capstone runs the learner's
 behind %%claw (a real kernel, headless) and the terminal chat."""
 
 import os
-import shutil
 import subprocess
 import sys
-from pathlib import Path
+
+from shipped import fill_in, shipped_course
 
 from clawnb.course import export, parts
 from clawnb.course._save import execute_notebook
 
-ROOT = Path(__file__).resolve().parents[2] / "notebooks"
 
-
-def _copy(tmp_path, *names, exercises=False):
-    src = ROOT / "exercises" if exercises else ROOT
-    for name in names:
-        shutil.copy(src / name, tmp_path / name)
-    (tmp_path / "scripts").mkdir(exist_ok=True)
-    shutil.copy(ROOT / "scripts" / "capstone.jsonl", tmp_path / "scripts" / "capstone.jsonl")
+def _course(tmp_path, exercises=False):
+    """The course as it ships, under ``tmp_path``: the folder of its notebooks (or of the
+    exercises), with every relative path in them naming what it names in the checkout."""
+    folder = shipped_course(tmp_path)
+    return folder if exercises else folder.parent
 
 
 def test_export_writes_the_chapter_into_the_package_and_parts_returns_it(
     tmp_path, monkeypatch, capsys
 ):
-    _copy(tmp_path, "09_file_tools.ipynb")
-    monkeypatch.chdir(tmp_path)
+    folder = _course(tmp_path)
+    monkeypatch.chdir(folder)
     export("09_file_tools.ipynb")
-    assert (tmp_path / "my_agent" / "ch09_file_tools.py").is_file()
-    assert "from .ch09_file_tools import *" in (tmp_path / "my_agent" / "__init__.py").read_text()
+    assert (folder / "my_agent" / "ch09_file_tools.py").is_file()
+    assert "from .ch09_file_tools import *" in (folder / "my_agent" / "__init__.py").read_text()
     read, bash = parts("ReadTool", "BashTool", use="mine")
     said = capsys.readouterr().out
     assert read.__module__ == "my_agent.ch09_file_tools"
@@ -42,8 +39,7 @@ def test_export_writes_the_chapter_into_the_package_and_parts_returns_it(
 
 
 def test_an_exported_stub_is_not_handed_on(tmp_path, monkeypatch, capsys):
-    _copy(tmp_path, "09_file_tools.ipynb", exercises=True)
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(_course(tmp_path, exercises=True))
     export("09_file_tools.ipynb")
     import clawnb
 
@@ -52,12 +48,33 @@ def test_an_exported_stub_is_not_handed_on(tmp_path, monkeypatch, capsys):
 
 
 def test_a_later_export_replaces_an_earlier_piece(tmp_path, monkeypatch):
-    _copy(tmp_path, "02_first_tool_call.ipynb", "09_file_tools.ipynb")
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.chdir(_course(tmp_path))
     export("02_first_tool_call.ipynb")
     assert parts("ReadTool").__module__ == "my_agent.ch02_first_tool_call"
     export("09_file_tools.ipynb")  # picked up without restarting anything
     assert parts("ReadTool").__module__ == "my_agent.ch09_file_tools"
+
+
+def test_parts_loads_a_package_whose_chapters_call_parts_themselves(
+    tmp_path, monkeypatch, capsys
+):
+    # Chapter 3's exercise module holds its own `parts(..., use="mine")` cell: loading the
+    # package runs it, and it must get the half-loaded package (chapters 1 and 2), not load the
+    # package again — which recursed into a RecursionError and a KeyError.
+    folder = _course(tmp_path, exercises=True)
+    fill_in(folder)
+    monkeypatch.chdir(folder)
+    for name in ("01_first_llm_call", "02_first_tool_call", "03_agentic_loop"):
+        export(f"{name}.ipynb")
+    capsys.readouterr()
+    provider, single_turn = parts("MockProvider", "single_turn", use="mine")
+    assert provider.__module__ == "my_agent.ch01_first_llm_call"
+    assert single_turn.__module__ == "my_agent.ch03_agentic_loop"
+    assert capsys.readouterr().out == "parts: yours (my_agent/): MockProvider, single_turn\n"
+    # and chapter 3's own cell got the learner's pieces too, quietly
+    from my_agent import ch03_agentic_loop
+
+    assert ch03_agentic_loop.MockProvider is provider
 
 
 def _run(path, env):
@@ -71,36 +88,34 @@ def _run(path, env):
 
 
 def test_the_capstone_runs_the_learners_agent_behind_claw(tmp_path):
-    _copy(tmp_path, "20_capstone_your_agent.ipynb")
-    out = _run(tmp_path / "20_capstone_your_agent.ipynb", {"CLAWNB_APPROVAL": "allow"})
+    folder = _course(tmp_path)
+    out = _run(folder / "20_capstone_your_agent.ipynb", {"CLAWNB_APPROVAL": "allow"})
     assert "exported MySession, make_session to my_agent/" in out
     assert "[read: capstone_workspace/notes.txt] done" in out
     assert "(approved by policy: CLAWNB_APPROVAL=allow)" in out
-    assert (
-        tmp_path / "capstone_workspace" / "hello.txt"
-    ).read_text() == "Hello from my own agent!\n"
-    assert "test result: ok. 8 passed" in out
+    assert (folder / "capstone_workspace" / "hello.txt").read_text() == "Hello from my own agent!\n"
+    assert "test result: ok." in out and "FAILED" not in out
 
 
 def test_the_capstone_with_denials_writes_nothing(tmp_path):
-    _copy(tmp_path, "20_capstone_your_agent.ipynb")
-    out = _run(tmp_path / "20_capstone_your_agent.ipynb", {"CLAWNB_APPROVAL": "deny"})
+    folder = _course(tmp_path)
+    out = _run(folder / "20_capstone_your_agent.ipynb", {"CLAWNB_APPROVAL": "deny"})
     assert "denied" in out
-    assert not (tmp_path / "capstone_workspace" / "hello.txt").exists()
+    assert not (folder / "capstone_workspace" / "hello.txt").exists()
 
 
 def test_the_capstone_exercise_fails_until_written(tmp_path):
-    _copy(tmp_path, "20_capstone_your_agent.ipynb", exercises=True)
-    out = _run(tmp_path / "20_capstone_your_agent.ipynb", {"CLAWNB_APPROVAL": "allow"})
+    folder = _course(tmp_path, exercises=True)
+    out = _run(folder / "20_capstone_your_agent.ipynb", {"CLAWNB_APPROVAL": "allow"})
     assert "test result: FAILED." in out
     assert "stub MySession ... FAILED" in out or "NotImplementedError" in out
 
 
 def test_chat_agent_runs_the_learners_session_in_the_terminal(tmp_path):
-    _copy(tmp_path, "20_capstone_your_agent.ipynb")
-    export(tmp_path / "20_capstone_your_agent.ipynb")
-    (tmp_path / "capstone_workspace").mkdir()
-    (tmp_path / "capstone_workspace" / "notes.txt").write_text("Please create hello.txt.\n")
+    folder = _course(tmp_path)
+    export(folder / "20_capstone_your_agent.ipynb")
+    (folder / "capstone_workspace").mkdir()
+    (folder / "capstone_workspace" / "notes.txt").write_text("Please create hello.txt.\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWNB_")}
     done = subprocess.run(
         [sys.executable, "-m", "clawnb", "chat", "--agent", "my_agent", "--no-color"]
@@ -108,7 +123,7 @@ def test_chat_agent_runs_the_learners_session_in_the_terminal(tmp_path):
         input="Do what the notes say.\n/cost\n",
         capture_output=True,
         text=True,
-        cwd=tmp_path,
+        cwd=folder,
         env=env,
         timeout=60,
     )
@@ -116,7 +131,7 @@ def test_chat_agent_runs_the_learners_session_in_the_terminal(tmp_path):
     assert "your agent my_agent (MySession)" in done.stdout
     assert "wrote capstone_workspace/hello.txt" in done.stdout
     assert "/cost needs clawnb's own agent" in done.stdout
-    assert (tmp_path / "capstone_workspace" / "hello.txt").exists()
+    assert (folder / "capstone_workspace" / "hello.txt").exists()
 
 
 def test_chat_agent_that_is_not_a_session_is_refused_clearly(tmp_path):

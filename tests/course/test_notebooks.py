@@ -2,6 +2,7 @@
 exercise notebook is generated from it and fails its check until the learner writes the code."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -34,6 +35,23 @@ def test_every_checked_chapter_has_a_notebook():
 
 
 SANITIZE = ROOT / "nbval-sanitize.cfg"
+
+
+def test_every_recorded_model_a_notebook_names_ships_where_it_looks():
+    # `%%claw --model scripted:PATH` reads PATH from the notebook's folder: the exercises sit
+    # one folder deeper than the course's notebooks, so theirs must say ../scripts/.
+    notebooks = sorted(ROOT.glob("*.ipynb")) + sorted((ROOT / "exercises").glob("*.ipynb"))
+    named = []
+    for path in notebooks:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                for script in re.findall(r"scripted:(\S+)", "".join(cell["source"])):
+                    named.append(script)
+                    where = path.parent / script
+                    assert where.is_file(), (
+                        f"{path.relative_to(ROOT)}: scripted:{script} is missing"
+                    )
+    assert len(named) >= 3, named  # the quick start, the capstone and its exercise
 
 
 @pytest.mark.timeout(170)  # a kernel per notebook on shared CI cores
