@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +113,40 @@ def tool_results(messages: list[Message]) -> list[tuple[str, str]]:
 def kinds(messages: list[Message]) -> list[str]:
     """``["User", "Assistant", "ToolResult"]``: the shape of a history."""
     return [type(m).__name__ for m in messages]
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a killed one nobody has reaped yet, a zombie,
+    runs nothing: it counts as gone)."""
+    if Path("/proc").is_dir():
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as stat:
+                return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    try:  # no /proc (macOS): ask the kernel; a zombie counts as alive here
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+async def eventually(condition: Callable[[], object], within: float) -> bool:
+    """Wait until ``condition()`` is true, up to ``within`` seconds; whether it became so."""
+    deadline = time.monotonic() + within
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def outcome(awaitable: Awaitable[Any]) -> str:
+    """What a tool call came to, as the loop would pass it on: its result, or ``error: …``
+    when it raised (a tool may report a failure either way)."""
+    try:
+        return str(await awaitable)
+    except Exception as exc:
+        return f"error: {exc}"

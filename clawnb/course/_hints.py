@@ -33,6 +33,9 @@ NUDGES: dict[str, str] = {
     "things. Return the turn untouched; do not turn falsy text into None.",
     "test_mock_empty_responses_exhausted": "When nothing is left, raise an exception right "
     "away. Waiting or retrying can never succeed: nobody will add a response.",
+    "test_mock_leaves_the_callers_list_alone": "Keep a copy of what you were given "
+    "(deque(responses)) and take turns from the copy: list.pop on the caller's own list empties "
+    "it for them.",
     "history": "Walk the list once. A tool result is only allowed right after the assistant "
     "turn that asked for it (or after the results before it in the same round).",
     "test_history_results_out_of_order_are_invalid": "Compare the ids of the results with the "
@@ -50,11 +53,17 @@ NUDGES: dict[str, str] = {
     "write": "Create the parent directories before writing, and return a short confirmation.",
     "test_write_creates_dirs": "Path(path).parent.mkdir(parents=True, exist_ok=True) before "
     "the write.",
+    "test_write_does_not_echo_the_content": "Return a short confirmation that names the path "
+    "(wrote {path}); the model sent the content, so sending it back only costs tokens.",
     # ch03 / ch07 / ch12
     "single_turn": "Ask the model once; if it asks for tools, run them, add the assistant turn "
     "and then one result per call, and ask once more.",
     "test_single_turn_sends_a_valid_history": "The assistant turn goes into the history before "
     "its tool results, not after.",
+    "test_single_turn_files_each_result_under_its_call_id": "Message.ToolResult takes the "
+    "call's id (call.id), not the tool's name: two calls to read share a name, never an id.",
+    "test_single_turn_keeps_the_tools_error_message": "Catch the exception as exc and put its "
+    'message into the result: f"error: {exc}". The model reads it to decide what to do next.',
     "simple_agent": "Loop: ask the model; no tool calls means it is done (keep the final turn "
     "in the history); otherwise run every call, append the turn and its results, ask again.",
     "test_simple_agent_chat_appends_final_turn": "Before returning the final text, append the "
@@ -87,6 +96,17 @@ NUDGES: dict[str, str] = {
     "non-zero exit code, and return '(no output)' when there is nothing.",
     "test_bash_runs_command": "The test awaits tool.call(...): define call with async def and "
     "use asyncio.create_subprocess_exec (or run the blocking call in a thread).",
+    "test_bash_reports_the_exit_code": "After the command ends, look at process.returncode; "
+    "when it is not 0, add a line 'exit code: N' to the output.",
+    "test_bash_leaves_the_event_loop_running": "subprocess.run inside async def still blocks: "
+    "the event loop waits with it. Start it with asyncio.create_subprocess_exec and await "
+    "process.communicate().",
+    "test_bash_stops_a_command_at_its_timeout": "Wait with asyncio.wait_for(process."
+    "communicate(), timeout); on TimeoutError kill the command and raise (or return) 'command "
+    "timed out after Ns'.",
+    "test_bash_timeout_kills_the_whole_process_group": "Start the command in its own process "
+    "group (start_new_session=True) and on a timeout kill the group, not just bash: "
+    "os.killpg(process.pid, signal.SIGTERM).",
     "search": "glob: Path(base).glob(pattern) already understands '**'. grep: walk the "
     "directory recursively and report 'file:line: text'.",
     "test_grep_glob_recursive": "'**/*.rs' must find files in subdirectories: pass the whole "
@@ -123,6 +143,21 @@ NUDGES: dict[str, str] = {
     "with 'error: max turns exceeded'.",
     "test_subagent_max_turns_exceeded": "Loop at most max_turns times, then return the error "
     "text; a while True loop never stops on its own.",
+    # ch20
+    "session": "send() runs your loop: ask the model, emit TurnEnd, and for each call emit "
+    "ToolCall (with its id), gate it, run it, emit ToolResult; Done at the end. handlers() sets "
+    "the approver for a with block.",
+    "test_session_names_each_call_by_its_id": "Give AgentEvent.ToolCall the call's id as its "
+    "third argument (and ToolResult its first): the front end pairs a card with its result by "
+    "it.",
+    "test_session_ends_each_model_turn_with_a_turn_end": "Right after each reply of the model, "
+    "before running its calls, emit AgentEvent.TurnEnd(turn): the footer's turn and token "
+    "counts come from it.",
+    "test_session_handlers_restore_the_previous_approver": "Remember the approver you replace "
+    "when the with block starts and put that one back in finally, not None.",
+    "test_session_in_plan_mode_refuses_a_write": "Hiding write from the tools offered is not "
+    "enough: in plan mode a call to a tool outside SAFE gets an error result and never runs, "
+    "whatever the approver would say.",
 }
 
 _levels: dict[str, int] = {}  # failing test -> the last level shown

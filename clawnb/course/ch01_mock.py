@@ -1,4 +1,4 @@
-"""Book chapter 1 (and 4): MockProvider — ``mock.rs``, 14 tests."""
+"""Book chapter 1 (and 4): MockProvider — ``mock.rs``, 14 tests, and one of ours."""
 
 from __future__ import annotations
 
@@ -123,3 +123,15 @@ async def test_mock_long_sequence(impl, tmp):
     for i in range(10):
         assert (await provider.chat([], [])).text == f"response_{i}"
     assert await raises(provider.chat([], []))
+
+
+@suite.test
+async def test_mock_leaves_the_callers_list_alone(impl, tmp):
+    # Not in the book (a Rust mock owns the queue it is given): in Python the caller keeps
+    # its list, and may build a second mock from it; taking turns must not empty it.
+    script = [text_turn("First"), text_turn("Second")]
+    first = impl.MockProvider(script)
+    assert (await first.chat([], [])).text == "First"
+    assert [turn.text for turn in script] == ["First", "Second"]
+    again = impl.MockProvider(script)
+    assert (await again.chat([], [])).text == "First"

@@ -1,9 +1,19 @@
-"""Book chapter 3: ``single_turn`` — ``single_turn.rs``, 14 tests."""
+"""Book chapter 3: ``single_turn`` — ``single_turn.rs``, 14 tests, and three of ours."""
 
 from __future__ import annotations
 
+from ..tools.base import ToolError
 from ..types import ToolDefinition, ToolSet
-from ._helpers import Recorder, file_with, kinds, raises, read_call, text_turn, tool_turn
+from ._helpers import (
+    Recorder,
+    file_with,
+    kinds,
+    raises,
+    read_call,
+    text_turn,
+    tool_results,
+    tool_turn,
+)
 from ._suite import Suite
 
 suite = Suite("single_turn", "single_turn", chapters=["ch03", "ch07"])
@@ -130,3 +140,34 @@ async def test_single_turn_sends_a_valid_history(impl, tmp):
     provider = Recorder([tool_turn(read_call("c1", f)), text_turn("done")])
     assert await impl.single_turn(provider, _tools(impl), "Read a.txt") == "done"
     assert kinds(provider.sent[1]) == ["User", "Assistant", "ToolResult"]
+
+
+@suite.test
+async def test_single_turn_files_each_result_under_its_call_id(impl, tmp):
+    # Not in the book: the API pairs a result with its call by the call's id (two calls to
+    # the same tool share a name, never an id).
+    a = file_with(tmp / "a.txt", "alpha")
+    b = file_with(tmp / "b.txt", "beta")
+    provider = Recorder([tool_turn(read_call("c1", a), read_call("c2", b)), text_turn("done")])
+    assert await impl.single_turn(provider, _tools(impl), "Read both") == "done"
+    assert tool_results(provider.sent[1]) == [("c1", "alpha"), ("c2", "beta")]
+
+
+class _BrokenTool:
+    """A tool that always fails, with a message the model needs to read."""
+
+    definition = ToolDefinition("fetch_report", "Fetch the weekly report.")
+
+    async def call(self, args):
+        raise ToolError("the report server is down until 9:00")
+
+
+@suite.test
+async def test_single_turn_keeps_the_tools_error_message(impl, tmp):
+    # Not in the book's tests, but its rule: a failing tool's result is "error: {message}",
+    # so the model can tell why and react (wait, try another way), not just that it failed.
+    provider = Recorder([tool_turn(("c1", "fetch_report", {})), text_turn("I'll wait.")])
+    tools = ToolSet().with_(_BrokenTool())
+    assert await impl.single_turn(provider, tools, "Get the report") == "I'll wait."
+    told = [content for _, content in tool_results(provider.sent[1])]
+    assert told == ["error: the report server is down until 9:00"]

@@ -1,4 +1,4 @@
-"""Book chapter 9: WriteTool — ``write.rs``, 11 tests."""
+"""Book chapter 9: WriteTool — ``write.rs``, 11 tests, and one of ours."""
 
 from __future__ import annotations
 
@@ -65,6 +65,16 @@ async def test_write_returns_confirmation(impl, tmp):
     result = await _write(impl, path, "data")
     assert "wrote" in result
     assert str(path) in result
+
+
+@suite.test
+async def test_write_does_not_echo_the_content(impl, tmp):
+    # Not in the book: the model wrote the content itself; sending it back doubles what every
+    # later request carries (a 2,000-line file costs its tokens again on every turn).
+    content = "".join(f"line {n}: the content the model just wrote\n" for n in range(200))
+    result = await _write(impl, tmp / "big.txt", content)
+    echoed = [line for line in content.splitlines() if line in result]
+    assert echoed == [], "the result repeats the file's content"
 
 
 @suite.test

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..events import AgentEvent, Approval
 from ..session.protocol import Session
-from ..types import Message
+from ..types import Message, TokenUsage
 from ._helpers import Recorder, read_call, text_turn, tool_turn, write_call
 from ._suite import Suite
 from .reference import history_is_valid
@@ -106,6 +106,80 @@ async def test_session_tells_the_front_end_what_happens(impl, tmp):
     assert kinds.index("ToolCall") < kinds.index("ToolResult")
     done = [e for e in events if isinstance(e, AgentEvent.Done)]
     assert done[0].text == "done"
+
+
+@suite.test
+async def test_session_names_each_call_by_its_id(impl, tmp):
+    # A front end pairs a call's card with its result by the call's id (two reads of the same
+    # file share a name and a summary, never an id).
+    (tmp / "a.txt").write_text("alpha")
+    both = tool_turn(read_call("c1", tmp / "a.txt"), read_call("c2", tmp / "a.txt"))
+    session, _ = _session(impl, tmp, [both, text_turn("done")])
+    events = []
+    await session.send("read a.txt twice", events.append)
+    calls = [e.id for e in events if isinstance(e, AgentEvent.ToolCall)]
+    results = [e.id for e in events if isinstance(e, AgentEvent.ToolResult)]
+    assert calls == ["c1", "c2"]
+    assert results == ["c1", "c2"]
+
+
+@suite.test
+async def test_session_ends_each_model_turn_with_a_turn_end(impl, tmp):
+    # The card's footer counts turns and tokens from TurnEnd, one per reply of the model,
+    # carrying that reply (its usage is on it).
+    (tmp / "a.txt").write_text("alpha")
+    asking = tool_turn(read_call("c1", tmp / "a.txt"))
+    asking.usage = TokenUsage(120, 8)
+    answer = text_turn("done")
+    answer.usage = TokenUsage(140, 3)
+    session, _ = _session(impl, tmp, [asking, answer])
+    events = []
+    await session.send("read a.txt", events.append)
+    ends = [e.turn.usage for e in events if isinstance(e, AgentEvent.TurnEnd)]
+    assert ends == [TokenUsage(120, 8), TokenUsage(140, 3)]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("TurnEnd") < kinds.index("ToolCall"), "a reply ends before its calls run"
+
+
+@suite.test
+async def test_session_handlers_restore_the_previous_approver(impl, tmp):
+    # handlers() is a with block: inside, its approver answers; after it, whoever answered
+    # before (a front end may nest them: the cell's buttons around one turn's policy).
+    turns = [
+        tool_turn(write_call("c1", tmp / "inner.txt", "i")),
+        text_turn("ok"),
+        tool_turn(write_call("c2", tmp / "outer.txt", "o")),
+        text_turn("ok"),
+        tool_turn(write_call("c3", tmp / "after.txt", "a")),
+        text_turn("ok"),
+    ]
+    session, _ = _session(impl, tmp, turns)
+    outer, inner = _Person(Approval.allow_once()), _Person(Approval.allow_once())
+    with session.handlers(approve=outer):
+        with session.handlers(approve=inner):
+            await session.send("write inner.txt")
+        await session.send("write outer.txt")
+    await session.send("write after.txt")
+    assert (inner.asked, outer.asked) == (["write"], ["write"])
+    assert (tmp / "outer.txt").read_text() == "o"
+    assert not (tmp / "after.txt").exists(), "after both blocks nobody is there to say yes"
+
+
+@suite.test
+async def test_session_in_plan_mode_refuses_a_write(impl, tmp):
+    # Plan mode (chapter 16) looks and does not touch: a write is refused even when the model
+    # calls it anyway and someone is there who would say yes.
+    target = tmp / "out.txt"
+    turns = [tool_turn(write_call("c1", target, "x")), text_turn("ok")]
+    session, provider = _session(impl, tmp, turns)
+    session.configure(mode="plan")
+    with session.handlers(approve=_Person(Approval.allow_once())):
+        await session.send("write it")
+    assert not target.exists(), "the write ran in plan mode"
+    assert "write" not in provider.offered[0], "plan mode offers only the tools that look"
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert result.content.startswith("error:")
+    assert history_is_valid(session.history)
 
 
 @suite.test

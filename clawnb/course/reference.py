@@ -220,7 +220,11 @@ class CourseSession:
                     on_event,
                     AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
                 )
-                refusal = await self.gate(self.engine, call, self._ask)
+                if self.mode == "plan" and call.name not in self.SAFE:
+                    # Not offered, and refused when asked for anyway: plan mode only looks.
+                    refusal = f"error: tool '{call.name}' is not available in planning mode"
+                else:
+                    refusal = await self.gate(self.engine, call, self._ask)
                 if refusal is None:
                     await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
                     result = await run_call(self.tools, call)

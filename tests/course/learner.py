@@ -117,6 +117,16 @@ BUGS = [
         limit=0.5,
     ),
     Bug(
+        "mock-consumes-the-callers-list",
+        "ch01",
+        "01",
+        "mutates its argument",
+        "self._queue = deque(responses)",
+        "self._queue = responses",
+        "test_mock_leaves_the_callers_list_alone",
+        (("return self._queue.popleft()", "return self._queue.pop(0)"),),
+    ),
+    Bug(
         "read-numbers-the-lines",
         "ch02",
         "02",
@@ -133,6 +143,24 @@ BUGS = [
         "    messages.append(Message.Assistant(turn))\n    messages.extend(Message.ToolResult(c.id, r) for c, r in zip(turn.tool_calls, results, strict=True))",
         "    messages.extend(Message.ToolResult(c.id, r) for c, r in zip(turn.tool_calls, results, strict=True))\n    messages.append(Message.Assistant(turn))",
         "test_single_turn_sends_a_valid_history",
+    ),
+    Bug(
+        "single-turn-files-results-under-the-tool-name",
+        "ch03",
+        "03",
+        "wrong key",
+        "    messages.extend(Message.ToolResult(c.id, r) for c, r in zip(turn.tool_calls, results, strict=True))\n    final",
+        "    messages.extend(Message.ToolResult(c.name, r) for c, r in zip(turn.tool_calls, results, strict=True))\n    final",
+        "test_single_turn_files_each_result_under_its_call_id",
+    ),
+    Bug(
+        "run-call-swallows-the-error-message",
+        "ch03",
+        "03",
+        "information lost",
+        '        return f"error: {exc}"',
+        '        return "error: the tool failed"',
+        "test_single_turn_keeps_the_tools_error_message",
     ),
     Bug(
         "sse-done-not-recognised",
@@ -162,6 +190,15 @@ BUGS = [
         "test_edit_not_unique",
     ),
     Bug(
+        "write-echoes-the-content",
+        "ch09",
+        "09",
+        "wasted tokens",
+        'return f"wrote {path}"',
+        'return f"wrote {path}:\\n{content}"',
+        "test_write_does_not_echo_the_content",
+    ),
+    Bug(
         "write-without-parent-directories",
         "ch09",
         "09",
@@ -180,6 +217,23 @@ BUGS = [
         "        done = subprocess.run(['bash', '-c', command], capture_output=True, text=True)\n"
         "        return done.stdout + done.stderr\n\n    async def unused(self, args):\n        command = None",
         "test_bash_runs_command",
+        limit=1.5,  # it blocks: the timeout tests' sleeps would hold the check for seconds
+    ),
+    Bug(
+        "bash-blocks-the-loop-with-subprocess-run",
+        "ch10",
+        "10",
+        "blocking call, no timeout, no process group",
+        '        timeout = optional_int(args, "timeout", minimum=1) or self.default_timeout\n',
+        "        import subprocess\n"
+        '        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True)\n'
+        "        result = done.stdout\n"
+        "        if done.stderr:\n"
+        '            result += ("\\n" if result else "") + "stderr: " + done.stderr\n'
+        '        return result or "(no output)"\n'
+        '        timeout = optional_int(args, "timeout", minimum=1) or self.default_timeout\n',
+        "test_bash_leaves_the_event_loop_running",
+        limit=1.5,  # as above: the timeout tests' sleeps block it
     ),
     Bug(
         "glob-not-recursive",
@@ -272,6 +326,47 @@ BUGS = [
         "while True:",
         "test_subagent_max_turns_exceeded",
     ),
+    Bug(
+        "handlers-forget-the-previous-approver",
+        "ch20",
+        "20",
+        "state not restored",
+        "        previous, self._approve = self._approve, approve\n",
+        "        self._approve = approve\n",
+        "test_session_handlers_restore_the_previous_approver",
+        (("            self._approve = previous\n", "            self._approve = None\n"),),
+    ),
+    Bug(
+        "plan-mode-only-hides-the-write",
+        "ch20",
+        "20",
+        "hidden, not refused",
+        '                if self.mode == "plan" and call.name not in self.SAFE:\n'
+        "                    # not offered, and refused when asked for anyway: plan mode only looks\n"
+        "                    refusal = f\"error: tool '{call.name}' is not available in planning mode\"\n"
+        "                else:\n"
+        "                    refusal = await gate(self.engine, call, self.ask)\n",
+        "                refusal = await gate(self.engine, call, self.ask)\n",
+        "test_session_in_plan_mode_refuses_a_write",
+    ),
+    Bug(
+        "session-never-ends-a-turn",
+        "ch20",
+        "20",
+        "missing event",
+        "            await emit(on_event, AgentEvent.TurnEnd(turn))\n",
+        "",
+        "test_session_ends_each_model_turn_with_a_turn_end",
+    ),
+    Bug(
+        "tool-call-event-without-its-id",
+        "ch20",
+        "20",
+        "missing field",
+        "AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments)",
+        "AgentEvent.ToolCall(call.name, tool_summary(call))",
+        "test_session_names_each_call_by_its_id",
+    ),
 ]
 
 
@@ -292,9 +387,8 @@ def trial_table() -> str:
             said = f"`{bug.fails} ... FAILED (still the exercise stub: write it first)`"
         else:
             section = text.split(f"---- {bug.fails} ----\n", 1)[1].split("\n\n", 1)[0]
-            said = f"`{bug.fails}`: " + "; ".join(
-                f"`{line.strip()}`" for line in section.splitlines()[:2]
-            )
+            lines = [line for line in section.splitlines() if not line.startswith("note: ")]
+            said = f"`{bug.fails}`: " + "; ".join(f"`{line.strip()}`" for line in lines[:2])
         said += f" — `{text.splitlines()[-1]}`"
         said = said.replace("|", "\\|")
         rows.append(f"| {bug.chapter} | {bug.id} ({bug.kind}) | {said} |")

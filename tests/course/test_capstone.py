@@ -55,9 +55,7 @@ def test_a_later_export_replaces_an_earlier_piece(tmp_path, monkeypatch):
     assert parts("ReadTool").__module__ == "my_agent.ch09_file_tools"
 
 
-def test_parts_loads_a_package_whose_chapters_call_parts_themselves(
-    tmp_path, monkeypatch, capsys
-):
+def test_parts_loads_a_package_whose_chapters_call_parts_themselves(tmp_path, monkeypatch, capsys):
     # Chapter 3's exercise module holds its own `parts(..., use="mine")` cell: loading the
     # package runs it, and it must get the half-loaded package (chapters 1 and 2), not load the
     # package again — which recursed into a RecursionError and a KeyError.

@@ -62,10 +62,11 @@ def test_an_endless_retry_loop_times_out_with_a_hint_and_the_check_goes_on():
 def test_a_loop_that_never_awaits_is_stopped_too():
     start = time.monotonic()
     report = check("mock", MockProvider=SpinForever, timeout=0.1, verbose=False)
-    assert report.failed == 14
+    tests = len(report.results)
+    assert tests >= 14 and report.failed == tests
     assert all(r.status == "TIMED OUT" for r in report.results)
     assert "could not be stopped" not in str(report)
-    assert time.monotonic() - start < 14 * 1.0
+    assert time.monotonic() - start < tests * 1.0
 
 
 def test_a_misspelt_name_is_refused_with_a_suggestion():
