@@ -347,7 +347,7 @@ def touches_control_file(name: str, args: JSON, workspace: str | None = None) ->
             return True
     for key in _CODE_ARGS:
         value = args.get(key)
-        if isinstance(value, str) and command_mentions_control_file(value):
+        if isinstance(value, str) and command_mentions_control_file(value, workspace=workspace):
             return True
     return False
 

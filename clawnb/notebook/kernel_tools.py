@@ -18,6 +18,7 @@ import traceback
 from typing import Any
 
 from ..control.secrets import is_secret_name
+from ..control.trust import ControlSnapshot, control_change_approved, undone_message
 from ..tools.base import BaseTool, ToolError, require_str
 from ..types import JSON, ToolDefinition
 
@@ -178,9 +179,21 @@ class InspectVariableTool(_KernelTool):
 
 class RunPythonTool(_KernelTool):
     """Run code in the kernel namespace. ``always_ask``: the notebook gate asks even in
-    bypass mode."""
+    bypass mode.
+
+    Code that runs in the kernel is not sandboxed, and an allow policy (``CLAWNB_APPROVAL``,
+    "always allow") may have let it run without a person reading it, so what it does to the
+    control files is judged by its effect, as for unsandboxed bash: unless the person approved
+    this very call as a change to a control file, a :class:`ControlSnapshot` taken before it
+    puts them back after it, and the result says so."""
 
     always_ask = True
+
+    def __init__(
+        self, namespace: dict[str, Any], *, workspace: str | os.PathLike[str] | None = None
+    ) -> None:
+        super().__init__(namespace)
+        self.workspace = workspace
 
     definition = ToolDefinition(
         "run_python",
@@ -194,6 +207,28 @@ class RunPythonTool(_KernelTool):
             tree = ast.parse(code, "<run_python>", "exec")
         except SyntaxError as exc:
             raise ToolError(f"syntax error: {exc.msg} (line {exc.lineno})") from exc
+        if control_change_approved.get():
+            return self._run(tree)
+        workspace = self.workspace if self.workspace is not None else os.getcwd()
+        guard = ControlSnapshot.take(workspace)  # SafetyViolation: refused before it runs
+        try:
+            result = self._run(tree)
+        except ToolError as exc:
+            undone = guard.undo()
+            if undone:
+                note = undone_message("run_python", undone, workspace, guard.not_restored)
+                raise ToolError(f"{exc}\n[{note}]") from None
+            raise
+        except BaseException:
+            guard.undo()  # interrupted: its changes to the control files go too
+            raise
+        undone = guard.undo()
+        if undone:
+            note = undone_message("run_python", undone, workspace, guard.not_restored)
+            result += f"\n[{note}]"
+        return result
+
+    def _run(self, tree: ast.Module) -> str:
         last_expr = None
         if tree.body and isinstance(last := tree.body[-1], ast.Expr):
             tree.body.pop()

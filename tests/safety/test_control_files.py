@@ -186,7 +186,9 @@ async def test_an_explicitly_approved_control_file_command_keeps_its_change(tmp_
 
 
 async def test_the_session_store_is_not_undone(tmp_path):
-    # the agent writes its session under .claw/sessions while a call runs
+    # with `sessions_dir = ".claw/sessions"` any session of the workspace may write its file
+    # there while a call runs (a .claw the command itself made goes whole)
+    (tmp_path / ".claw" / "sessions").mkdir(parents=True)
     result = await _unsandboxed_bash(tmp_path).call(
         {"command": "mkdir -p .claw/sessions && echo s > .claw/sessions/one.jsonl"}
     )
