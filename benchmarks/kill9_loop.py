@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Finding and killing a run's processes: the tests' helpers (one copy, tests/conftest.py).
 sys.path.insert(0, str(ROOT))
-from tests.conftest import kill_escaped, pids_with  # noqa: E402
+from tests.conftest import kill_escaped, pids_with, session_files  # noqa: E402
 
 WORDS = [f"w{i}" for i in range(1, 401)]
 PHASES = ("stream", "tool", "approval")
@@ -148,6 +148,7 @@ def one_run(phase: str, rng: random.Random, base_url: str, tmp: Path) -> Outcome
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp / "home"),
         "XDG_CONFIG_HOME": str(tmp / "xdg"),
+        "XDG_DATA_HOME": str(tmp / "data"),
         "PYTHONPATH": str(ROOT),
         "TERM": "dumb",
     }
@@ -208,7 +209,7 @@ def judge(phase: str, ws: Path, mark: str, screen: str) -> Outcome:
     from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
-    sessions = list((ws / ".claw" / "sessions").glob("*.jsonl"))
+    sessions = session_files(ws, {"XDG_DATA_HOME": str(ws.parent / "data")})
     if len(sessions) != 1:
         return Outcome(phase, 0, 1, 0, 0, f"expected one session file, found {len(sessions)}")
     history = SessionLog.resume(sessions[0], durable=False)
@@ -253,7 +254,8 @@ def one_kernel_run(phase: str, rng: random.Random, base_url: str, tmp: Path) -> 
         for k, v in os.environ.items()
         if not k.startswith("CLAWNB_") and not k.endswith("_API_KEY")
     }
-    env.update(XDG_CONFIG_HOME=str(tmp / "xdg"), PYTHONPATH=str(ROOT), PYTHONWARNINGS="ignore")
+    env.update(XDG_CONFIG_HOME=str(tmp / "xdg"), XDG_DATA_HOME=str(tmp / "data"))
+    env.update(PYTHONPATH=str(ROOT), PYTHONWARNINGS="ignore")
     km = KernelManager(kernel_name="python3")
     km.start_kernel(cwd=str(ws), env=env, stderr=subprocess.DEVNULL)
     kc = km.client()

@@ -46,7 +46,7 @@ from pydantic import (
 )
 
 from .control.modes import PermissionMode
-from .control.trust import TrustStore, user_config_dir
+from .control.trust import TrustStore, project_config_path, user_config_dir
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
 
@@ -230,7 +230,9 @@ class Config(_Strict):
     instructions: str | None = None
     instruction_files: list[str] = Field(default_factory=lambda: list(DEFAULT_INSTRUCTION_FILES))
     pricing: dict[str, ModelPricing] = Field(default_factory=dict)
-    sessions_dir: str = ".claw/sessions"
+    # None: the user's data directory, one folder per workspace
+    # (clawnb.session.log.sessions_root); a repository's config cannot set it until trusted
+    sessions_dir: str | None = None
     generation: ModelSettings = Field(default_factory=ModelSettings)
 
     _model_table = model_validator(mode="before")(_model_table)
@@ -598,25 +600,9 @@ ENV_VARS = {
 DEPRECATED_ENV_VARS = {"CLAWNB_MAX_TOKENS": "CLAWNB_MAX_CONTEXT_TOKENS"}
 
 
-def project_config_path(project_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The project's ``.claw/config.toml``: in ``project_dir`` (default: the current directory)
-    or, inside a git repository, in the nearest directory above it up to the repository root —
-    so a notebook or chat started in a subdirectory still gets the project's rules and hooks.
-    When there is none, the path where it would be in ``project_dir``."""
-    start = Path(project_dir if project_dir is not None else os.getcwd()).absolute()
-    for directory in (start, *start.parents):
-        candidate = directory / ".claw" / "config.toml"
-        if candidate.is_file():
-            return candidate
-        if (directory / ".git").exists():
-            break  # the repository root: the project ends here
-        if directory == start and not _inside_git_repo(start):
-            break  # outside a repository only project_dir itself counts
-    return start / ".claw" / "config.toml"
-
-
-def _inside_git_repo(path: Path) -> bool:
-    return any((d / ".git").exists() for d in (path, *path.parents))
+# project_config_path (the project file that governs a folder) lives with the trust store,
+# which is keyed by that file and is consulted by the control-file rule without this module;
+# it is imported above and stays part of this module's API.
 
 
 def user_config_path(

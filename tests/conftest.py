@@ -3,7 +3,8 @@ conditions instead of sleeping.
 
 Import them as ``from tests.conftest import …`` (the repository root is on ``pythonpath``).
 Benchmarks that watch processes import them too (after putting the root on ``sys.path``), so
-this module imports nothing beyond the standard library at its top.
+this module imports nothing beyond the standard library (and pytest, when it is there) at its
+top.
 """
 
 from __future__ import annotations
@@ -13,9 +14,33 @@ import json
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+try:  # the benchmarks import these helpers where pytest may be missing
+    import pytest
+except ImportError:  # pragma: no cover
+    pytest = None  # type: ignore[assignment]
+
+if pytest is not None:
+
+    @pytest.fixture(autouse=True)
+    def _private_data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Every test's own ``XDG_DATA_HOME`` (where clawnb keeps sessions and their undo
+        checkpoints), never the machine's. It is ``tmp_path/home/.local/share``: what the
+        default would be for the ``HOME`` the subprocess helpers below give a chat, so a
+        test and the chat it starts agree on where sessions are."""
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home" / ".local" / "share"))
+
+
+def session_files(workspace: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The session files clawnb saved for ``workspace``, oldest name first: its store in the
+    data directory that ``env`` (default: this process's environment) names
+    (:func:`clawnb.session.log.sessions_root`)."""
+    from clawnb.session.log import sessions_root
+
+    return sorted(sessions_root(workspace, env=env).glob("*.jsonl"))
 
 
 def write_script(path: Path, turns: list[dict[str, Any]]) -> Path:
@@ -115,8 +140,9 @@ def spawn_chat(
     tmp_path: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 15
 ) -> Any:
     """``python -m clawnb chat ARGS`` in a pseudo-terminal (pexpect, 40×200), as a person
-    would run it: a clean environment (no keys), ``HOME`` and ``XDG_CONFIG_HOME`` under
-    ``tmp_path``, this checkout on ``PYTHONPATH``, ``TERM=dumb``; ``env`` adds or overrides."""
+    would run it: a clean environment (no keys), ``HOME``, ``XDG_CONFIG_HOME`` and
+    ``XDG_DATA_HOME`` under ``tmp_path``, this checkout on ``PYTHONPATH``, ``TERM=dumb``;
+    ``env`` adds or overrides."""
     import sys
 
     import pexpect
@@ -125,6 +151,7 @@ def spawn_chat(
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path / "home"),
         "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "XDG_DATA_HOME": str(tmp_path / "home" / ".local" / "share"),
         "PYTHONPATH": str(ROOT),
         "TERM": "dumb",
         **(env or {}),

@@ -12,9 +12,9 @@ Commands come from the one registry every front end shares (:mod:`clawnb.session
 
 Ctrl-C while the agent works cancels that turn — the stream is closed, running tools are
 killed, the history stays valid — and the prompt comes back; Ctrl-C at the prompt clears the
-line; Ctrl-D (or ``/exit``) quits. Every message is saved to ``.claw/sessions/`` as it
-happens (``--no-save`` to keep it in memory only), so ``--resume`` picks a conversation up
-again after a crash.
+line; Ctrl-D (or ``/exit``) quits. Every message is saved as it happens, in this workspace's
+session store in the user's data directory (``--no-save`` to keep it in memory only), so
+``--resume`` picks a conversation up again after a crash.
 
 Offline: ``--model scripted:<file>`` (or ``replay:<file>``) plays a scripted model; the
 tools still run for real. ``--record FILE`` saves a live session's model turns so that

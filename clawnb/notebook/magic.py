@@ -74,7 +74,7 @@ def _claw_signature(line: str = "") -> None:
     The conversation carries on across %%claw cells in this kernel. {name} inserts a kernel
     variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. Line magic:
     %claw status | reset | history | cost | config | mode MODE|project | model NAME | undo |
-    sessions | resume [ID] | trust. Every conversation is saved under .claw/sessions.
+    sessions | resume [ID] | trust. Every conversation is saved in the user's data directory.
     """
 
 

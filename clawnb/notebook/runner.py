@@ -241,21 +241,26 @@ class NotebookSession:
 
     # -- persistence ----------------------------------------------------------------------------
 
-    def sessions_root(self) -> Path:
-        """``<workspace>/.claw/sessions`` (the ``sessions_dir`` config key), as for the chat."""
+    def sessions_store(self) -> SessionStore:
+        """This workspace's session store, by the one rule the chat and the Python API use
+        too (:meth:`SessionStore.for_workspace`: the user's data directory, or the
+        ``sessions_dir`` config key)."""
         try:
             configured = self.config().sessions_dir
         except Exception:  # a broken config: the default place
-            configured = ".claw/sessions"
-        root = Path(os.path.expanduser(configured))
-        return root if root.is_absolute() else Path(self.cwd) / root
+            configured = None
+        return SessionStore.for_workspace(self.cwd, configured)
+
+    def sessions_root(self) -> Path:
+        """Where this workspace's sessions are saved (:meth:`sessions_store`)."""
+        return self.sessions_store().root
 
     def _persist(self, model: str) -> None:
         """From the first cell on, the conversation is a session file (written ahead of every
         tool, so a kernel crash loses nothing) and the undo checkpoints live next to it."""
         if isinstance(self.messages, SessionLog):
             return
-        store = SessionStore(self.sessions_root())
+        store = self.sessions_store()
         log = store.create(
             self.messages,
             meta={"model": model, "workspace": str(self.cwd), "front_end": "notebook"},
@@ -265,7 +270,8 @@ class NotebookSession:
 
     def _adopt_checkpoints(self, log: SessionLog) -> None:
         directory = log.path.with_suffix(".checkpoints")
-        saved = Checkpoints.open(directory, limit=self.checkpoints.limit)
+        # applied inside this workspace (a checkpoint on disk does not say where it was made)
+        saved = Checkpoints.open(directory, limit=self.checkpoints.limit, workspace=self.cwd)
         if len(saved) or not len(self.checkpoints):
             self.checkpoints = saved
         else:  # undo steps taken before the first cell (none in practice) stay in memory
@@ -274,21 +280,28 @@ class NotebookSession:
     def list_sessions(self) -> str:
         """``%claw sessions``: the saved conversations of this workspace, oldest first."""
         current = self.messages.id if isinstance(self.messages, SessionLog) else None
-        infos = SessionStore(self.sessions_root()).list()
+        store = self.sessions_store()
+        infos = store.list()
+        notice = store.workspace_notice()
         if not infos:
-            return f"no saved sessions in {self.sessions_root()}"
+            return "\n".join([f"no saved sessions in {store.root}", *([notice] if notice else [])])
         lines = [("* " if info.id == current else "  ") + str(info) for info in infos]
-        return "\n".join(lines + ["(* this kernel's session; %claw resume ID continues one)"])
+        lines.append("(* this kernel's session; %claw resume ID continues one)")
+        return "\n".join(lines + ([notice] if notice else []))
 
     def resume(self, session_id: str = "latest") -> str:
         """``%claw resume [ID]``: continue a saved conversation (after a kernel restart or
-        crash): its messages, and its undo checkpoints."""
-        store = SessionStore(self.sessions_root())
+        crash): its messages, and its undo checkpoints — only from this workspace's store,
+        never a session file the workspace itself holds."""
+        store = self.sessions_store()
         current = self.messages if isinstance(self.messages, SessionLog) else None
         if session_id == "latest" and current is not None:
             others = [i for i in store.list() if i.id != current.id]
             if not others:
-                raise SessionError(f"no other session in {store.root}")
+                notice = store.workspace_notice()
+                raise SessionError(
+                    f"no other session in {store.root}" + (f"; {notice}" if notice else "")
+                )
             session_id = others[-1].id
         log = store.resume(session_id)
         if current is not None and current.path != log.path:
@@ -313,7 +326,7 @@ class NotebookSession:
             self.proposals = ProposeCellTool()
         return [
             InspectVariableTool(self.shell.user_ns),
-            RunPythonTool(self.shell.user_ns),
+            RunPythonTool(self.shell.user_ns, workspace=self.cwd),
             self.proposals,
         ]
 

@@ -13,8 +13,9 @@ wired the same way, so they are wired here once:
 * the **system prompt** (:class:`~clawnb.prompt.SystemPromptBuilder`, with CLAUDE.md/AGENTS.md);
 * the **context manager** (compaction after each turn) and the **cost tracker**;
 * the **result limit**: results over 50,000 characters keep head and tail, and the full text
-  is saved under the sessions directory with its path given to the model;
+  is saved under the workspace's ``.claw/tool-results`` with its path given to the model;
 * the **history**: a plain list, or a :class:`~clawnb.session.log.SessionLog` persisted under
+  :func:`~clawnb.session.log.sessions_root` — the user's data directory, or
   ``config.sessions_dir`` (new, or resumed by id / ``"latest"``).
 
 The result, an :class:`AgentSession`, keeps them together and offers the few operations a
@@ -322,8 +323,13 @@ class AgentSession:
         return await COMMANDS.dispatch(line, session=self, host=ApiHost(self, on_event))
 
     def undo(self) -> str:
-        """Put back the files the last turn (subagents included) changed; says what it did."""
-        return self.checkpoints.undo()
+        """Put back the files the last turn (subagents included) changed, inside the
+        workspace, never through a link, and a control file only where an approved call
+        changed it (:meth:`clawnb.control.checkpoints.Checkpoint.restore`); says what it put
+        back and what it refused."""
+        return self.checkpoints.undo(
+            self.workspace, instruction_files=self.config.instruction_files
+        )
 
     # -- sessions -------------------------------------------------------------------------------
     @property
@@ -337,8 +343,13 @@ class AgentSession:
 
     def _sessions(self) -> SessionStore:
         if self.store is None:
-            self.store = SessionStore(_sessions_root(self.config, self.workspace))
+            self.store = SessionStore.for_workspace(self.workspace, self.config.sessions_dir)
         return self.store
+
+    def sessions_notice(self) -> str | None:
+        """One line about session files in the workspace's old ``.claw/sessions`` (never
+        resumed: a repository can ship them), with the command that adopts them; or ``None``."""
+        return self._sessions().workspace_notice()
 
     def list_sessions(self) -> list[SessionInfo]:
         """Saved sessions, oldest first; a ``/plan`` session is titled by its task (the
@@ -395,9 +406,15 @@ def _gate_mode(mode: PermissionMode) -> PermissionMode:
     return PermissionMode.DEFAULT if mode is PermissionMode.PLAN else mode
 
 
-def _sessions_root(config: Config, workspace: Path) -> Path:
-    root = Path(os.path.expanduser(config.sessions_dir))
-    return root if root.is_absolute() else workspace / root
+def _results_root(workspace: Path) -> Path | None:
+    """Where over-long results are saved in full: ``<workspace>/.claw`` (its
+    ``tool-results`` folder), inside the workspace so the model can ``read`` them — unless
+    the repository made ``.claw`` or that folder a link, which is never written through (the
+    results then go to a private temporary folder)."""
+    claw = workspace / ".claw"
+    if claw.is_symlink() or (claw / "tool-results").is_symlink():
+        return None
+    return claw
 
 
 class _RedactSecrets:
@@ -527,7 +544,7 @@ def build_agent(
     # keys first — the subagents' too.
     from ..tools.results import ResultLimiter
 
-    result_limit = _RedactSecrets(ResultLimiter(directory=_sessions_root(config, ws)), provider)
+    result_limit = _RedactSecrets(ResultLimiter(directory=_results_root(ws)), provider)
     if subagents and "subagent" not in toolset:
         from ..tools.subagent import SubagentTool
 

@@ -36,18 +36,28 @@ records from the loop's events (``AgentSession`` calls it for every event).
 Reading replays the records in order. A crash can leave only the *last* line incomplete; such
 a line is dropped with a :class:`SessionRecoveryWarning` and everything before it is kept (and
 the file is trimmed back to its last complete line before anything new is written). A broken
-line anywhere else is real corruption and raises :class:`SessionError` naming file and line.
+line anywhere else is real corruption and raises :class:`SessionError` naming file and line —
+so does a record of a shape no writer makes: nested deeper than :data:`MAX_RECORD_DEPTH`, a
+line longer than :data:`MAX_RECORD_BYTES`, a header whose fields are not strings. Whatever a
+session file holds, reading it is one ``SessionError`` line or a history, never a traceback.
 
-:class:`SessionStore` keeps sessions in a directory (``.claw/sessions`` of the workspace by
-default): create, list, resume by id or ``"latest"``.
+:class:`SessionStore` keeps sessions in a directory: create, list, resume by id or
+``"latest"``. :func:`sessions_root` says which directory — by default one per workspace in the
+user's data directory (``~/.local/share/clawnb/sessions/<folder>-<hash>/``), never inside the
+workspace: a session carries undo checkpoints that name files to write, and a folder in the
+workspace is a folder a repository can ship. Sessions found in the workspace's old
+``.claw/sessions`` are listed as such (:meth:`SessionStore.workspace_notice`) and never resumed.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import json
 import os
+import re
 import secrets
+import stat
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,18 +66,52 @@ from pathlib import Path
 from typing import Any, SupportsIndex
 
 from ..control.secrets import StreamRedactor, redact
+from ..control.trust import user_data_dir
 from ..errors import SessionError
 from ..types import Message
 
 __all__ = [
     "INTERRUPTED_SESSION_RESULT",
+    "MAX_RECORD_BYTES",
+    "MAX_RECORD_DEPTH",
+    "WORKSPACE_SESSIONS",
     "SessionError",
     "SessionInfo",
     "SessionLog",
     "SessionRecoveryWarning",
     "SessionStore",
+    "sessions_root",
     "write_ahead",
 ]
+
+# No writer makes a record longer or deeper than these; past them a line is corrupt (a
+# repository's file, a runaway writer), reported as such instead of exhausting the parser.
+MAX_RECORD_BYTES = 32 << 20
+MAX_RECORD_DEPTH = 200
+
+# Where sessions used to live: inside the workspace, where a repository can ship them.
+WORKSPACE_SESSIONS = ".claw/sessions"
+
+
+def sessions_root(
+    workspace: str | os.PathLike[str],
+    configured: str | None = None,
+    *,
+    env: Any = None,
+) -> Path:
+    """The session store of ``workspace``: ``configured`` (the ``sessions_dir`` key, which
+    only the user config or a trusted project config can set; ``~`` expanded, a relative
+    path inside the workspace), else ``<data dir>/sessions/<folder name>-<hash>`` —
+    :func:`clawnb.control.trust.user_data_dir`, keyed by the workspace's real path, so two
+    folders of the same name keep apart and a repository can never put a session there.
+    The one rule every front end (chat, ``%claw``, the Python API) follows."""
+    if configured:
+        root = Path(os.path.expanduser(configured))
+        return root if root.is_absolute() else Path(workspace).absolute() / root
+    real = os.path.realpath(workspace)
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.basename(real)).strip("-.")[:40] or "root"
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:12]
+    return user_data_dir(env=env) / "sessions" / f"{slug}-{digest}"
 
 
 class SessionRecoveryWarning(UserWarning):
@@ -462,46 +506,85 @@ class _Turn:
 def _replay(path: Path) -> tuple[dict[str, Any], list[Message], list[Message], int, int]:
     """(header, messages, recovered in-flight turn, bytes of complete valid lines, size)."""
     try:
-        data = path.read_bytes()
+        # O_NONBLOCK: a FIFO named like a session must not hang the reader
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise SessionError(f"{path}: no such session file") from None
     except OSError as exc:
         raise SessionError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    lines = data.split(b"\n")
-    # After the final "\n" split() leaves b"": a complete file ends there.
+    with open(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise SessionError(f"{path}: not a regular file")
+        return _replay_lines(path, fh, info.st_size)
+
+
+def _replay_lines(
+    path: Path, fh: Any, size: int
+) -> tuple[dict[str, Any], list[Message], list[Message], int, int]:
     header: dict[str, Any] = {}
     messages: list[Message] = []
     turn = _Turn()
-    offset = 0
     good = 0
-    last = len(lines) - 1
-    for lineno, raw in enumerate(lines, 1):
-        is_last = lineno - 1 == last
-        if is_last and raw == b"":
-            break
+    lineno = 0
+    while raw := fh.readline(MAX_RECORD_BYTES + 1):
+        lineno += 1
+        complete = raw.endswith(b"\n")
+        if not complete and len(raw) > MAX_RECORD_BYTES:
+            raise SessionError(
+                f"{path}: line {lineno} is corrupt: longer than {MAX_RECORD_BYTES >> 20} MiB"
+            )
         try:
-            if is_last:
+            if not complete:
                 raise ValueError("line has no newline: incomplete write")
-            record = json.loads(raw.decode("utf-8"))
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except RecursionError:
+                raise ValueError("nested too deeply") from None
             if not isinstance(record, dict):
                 raise ValueError("record is not a JSON object")
+            if _depth_over(record, MAX_RECORD_DEPTH):
+                raise ValueError(f"nested more than {MAX_RECORD_DEPTH} levels deep")
             _apply(record, header, messages, turn)
-        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        except (
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            IndexError,
+            OverflowError,
+            RecursionError,
+        ) as exc:
             # any record shape we do not know is an error naming the line, never a traceback
-            tail_only = is_last or (lineno == last and lines[last] == b"")
-            if tail_only:
+            if not complete or not fh.read(1):  # the last line: a writer stopped mid-record
                 warnings.warn(
                     f"{path}: line {lineno} is incomplete (the writer stopped mid-record); "
                     f"it was dropped and the {len(messages)} messages before it were kept",
                     SessionRecoveryWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
-                return header, messages, turn.recovered(), good, len(data)
-            what = f"{type(exc).__name__}: {exc}" if isinstance(exc, (KeyError,)) else exc
+                return header, messages, turn.recovered(), good, size
+            what = f"{type(exc).__name__}: {exc}" if isinstance(exc, KeyError) else exc
+            if isinstance(exc, RecursionError):
+                what = "nested too deeply"
             raise SessionError(f"{path}: line {lineno} is corrupt: {what}") from None
-        offset += len(raw) + 1
-        good = offset
-    return header, messages, turn.recovered(), good, len(data)
+        good += len(raw)
+    return header, messages, turn.recovered(), good, size
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Is a parsed record nested deeper than ``limit``? (Iterative: a deep record must not
+    overflow the checker either.)"""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            pending.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            pending.extend((v, depth + 1) for v in item)
+    return False
 
 
 def _apply(
@@ -533,6 +616,11 @@ def _apply(
     # Any ordinary record: a turn written ahead was superseded (the live process went on).
     turn.clear()
     if kind == "session":
+        for key in ("id", "created", "ts"):
+            if key in record and not isinstance(record[key], str):
+                raise ValueError(f"the header's {key!r} is not a string")
+        if not isinstance(record.get("meta") or {}, dict):
+            raise ValueError("the header's 'meta' is not an object")
         header.update(record)
     elif kind == "message":
         messages.append(Message.from_dict(record["message"]))
@@ -562,6 +650,12 @@ class SessionInfo:
         return f"{self.id}  {self.updated[:19]}  {self.messages:4d} msgs  {self.title}"
 
 
+def _quote(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
 def _refuse_linked_control_dir(root: Path) -> None:
     """A project's ``.claw`` comes with the repository: a symlink at ``.claw`` or below it
     (``.claw/sessions -> ~/somewhere``) would make the agent write its session files wherever
@@ -581,10 +675,59 @@ def _refuse_linked_control_dir(root: Path) -> None:
 
 
 class SessionStore:
-    """Session files in one directory, named ``{id}.jsonl``."""
+    """Session files in one directory, named ``{id}.jsonl``.
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    ``workspace``, when given, is the folder these sessions belong to: sessions found in its
+    old ``.claw/sessions`` (where a repository can ship them) are named by
+    :meth:`workspace_notice` and never resumed."""
+
+    def __init__(
+        self, root: str | os.PathLike[str], *, workspace: str | os.PathLike[str] | None = None
+    ) -> None:
         self.root = Path(root)
+        self.workspace = Path(workspace).absolute() if workspace is not None else None
+
+    @classmethod
+    def for_workspace(
+        cls, workspace: str | os.PathLike[str], configured: str | None = None
+    ) -> SessionStore:
+        """The store of ``workspace`` (:func:`sessions_root`; ``configured`` is the
+        ``sessions_dir`` config key): what the chat, ``%claw`` and the Python API all use."""
+        return cls(sessions_root(workspace, configured), workspace=workspace)
+
+    def workspace_files(self) -> list[Path]:
+        """Session files in the workspace's ``.claw/sessions`` when that is not this store:
+        a person's sessions from before the store moved, or a repository's. Not resumed."""
+        if self.workspace is None:
+            return []
+        legacy = self.workspace / WORKSPACE_SESSIONS
+        try:
+            if os.path.samefile(legacy, self.root):
+                return []
+        except OSError:
+            pass
+        if legacy.is_symlink() or (self.workspace / ".claw").is_symlink() or not legacy.is_dir():
+            return []
+        return sorted(p for p in legacy.glob("*.jsonl") if not p.is_symlink())
+
+    def workspace_notice(self) -> str | None:
+        """One line about :meth:`workspace_files`, with the command that adopts them, or
+        ``None`` when there are none."""
+        found = self.workspace_files()
+        if not found:
+            return None
+        legacy = found[0].parent
+        count = f"{len(found)} session file{'s' if len(found) != 1 else ''}"
+        return (
+            f"{count} found in {legacy} {'were' if len(found) != 1 else 'was'} not resumed "
+            f"(a repository can ship that folder; clawnb keeps sessions in {self.root}). If "
+            f"they are yours, move them: mkdir -p {_quote(self.root)} && mv "
+            f"{_quote(legacy)}/* {_quote(self.root)}/"
+        )
+
+    def _missing(self, what: str) -> SessionError:
+        notice = self.workspace_notice()
+        return SessionError(f"{what}; {notice}" if notice else what)
 
     def new_id(self) -> str:
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -598,6 +741,11 @@ class SessionStore:
         durable: bool = True,
     ) -> SessionLog:
         _refuse_linked_control_dir(self.root)
+        try:
+            # conversations are private: the store is the user's alone
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError:
+            pass  # SessionLog says what is wrong with the folder
         session_id = self.new_id()
         return SessionLog(
             self.root / f"{session_id}.jsonl",
@@ -612,15 +760,23 @@ class SessionStore:
             sessions = self.list()
             self._refuse_newer_unreadable(sessions[-1] if sessions else None)
             if not sessions:
-                raise SessionError(f"no sessions in {self.root}")
+                raise self._missing(f"no sessions in {self.root}")
             return sessions[-1].path
         candidate = Path(session_id)
-        if candidate.suffix == ".jsonl" and candidate.exists():
-            return candidate
+        if candidate.suffix == ".jsonl" and (candidate.exists() or candidate.is_symlink()):
+            # a file given by its path must be one of this store's: a session file from
+            # elsewhere (a repository's .claw/sessions) carries checkpoints nobody made here
+            real = Path(os.path.realpath(candidate))
+            if real.parent != Path(os.path.realpath(self.root)) or candidate.is_symlink():
+                raise self._missing(
+                    f"{candidate} is not in the session store {self.root}, so it is not "
+                    "resumed (a session file from elsewhere may come from a repository)"
+                )
+            return real
         # an id is a prefix, never a pattern: "*" must not pick some session
         matches = sorted(self.root.glob(f"{glob.escape(session_id)}*.jsonl"))
         if not matches:
-            raise SessionError(f"no session {session_id!r} in {self.root}")
+            raise self._missing(f"no session {session_id!r} in {self.root}")
         if len(matches) > 1:
             names = ", ".join(p.stem for p in matches[:5])
             raise SessionError(f"session id {session_id!r} is ambiguous: {names}")

@@ -142,10 +142,12 @@ def config_text(session: AgentSession, extra: list[str] | None = None) -> str:
 
 def sessions_text(session: AgentSession, prefix: str) -> str:
     infos = session.list_sessions()
+    # session files inside the workspace are named, never listed as resumable
+    notice = [line] if (line := session.sessions_notice()) else []
     if not infos:
-        return "no saved sessions"
+        return "\n".join(["no saved sessions", *notice])
     lines = [("* " if info.id == session.session_id else "  ") + str(info) for info in infos]
-    return "\n".join([*lines, f"(* this conversation; {prefix}resume ID continues one)"])
+    return "\n".join([*lines, f"(* this conversation; {prefix}resume ID continues one)", *notice])
 
 
 def resume_text(session: AgentSession, which: str = "latest") -> str:
@@ -157,7 +159,10 @@ def resume_text(session: AgentSession, which: str = "latest") -> str:
     if which == "latest":
         others = [s for s in session.list_sessions() if s.id != session.session_id]
         if not others:
-            raise CommandError("no other saved session to resume")
+            notice = session.sessions_notice()
+            raise CommandError(
+                "no other saved session to resume" + (f"; {notice}" if notice else "")
+            )
         target = others[-1].id
     try:
         session.resume(target)

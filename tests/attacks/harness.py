@@ -328,6 +328,18 @@ class World:
     def xdg(self) -> Path:
         return self.root / "xdg"
 
+    @property
+    def data(self) -> Path:
+        """``XDG_DATA_HOME``: where clawnb keeps the sessions (not in the workspace)."""
+        return self.root / "data"
+
+    @property
+    def sessions(self) -> Path:
+        """The workspace's session store, by clawnb's own rule."""
+        from clawnb.session.log import sessions_root
+
+        return sessions_root(self.ws, env={"XDG_DATA_HOME": str(self.data)})
+
     def fill(self, value: Any) -> Any:
         return _fill(value, self.subs)
 
@@ -350,8 +362,9 @@ class World:
             link.parent.mkdir(parents=True, exist_ok=True)
             os.link(target, link)
         for name, lines in setup.get("sessions", {}).items():
-            # session files, oldest first: each one's mtime a second after the previous
-            path = self.ws / ".claw" / "sessions" / name
+            # the person's session files (in their store: the data directory), oldest first:
+            # each one's mtime a second after the previous
+            path = self.sessions / name
             _write(path, "".join(line + "\n" for line in lines))
             stamp = 1_700_000_000 + len(list(path.parent.iterdir()))
             os.utime(path, (stamp, stamp))
@@ -364,6 +377,7 @@ class World:
         _write(self.xdg / "clawnb" / "config.toml", "\n".join(user) + "\n")
         self.before_outside = _snapshot(self.outside)
         self.seeded = _snapshot(self.ws)  # files the attack planted are not leaks by themselves
+        self.seeded.update({f"data/{rel}": h for rel, h in _snapshot(self.data).items()})
         self.before_ws = {
             rel: (self.ws / rel).read_bytes()
             for rel in self.fill(self.attack.expect.get("unchanged", []))
@@ -376,6 +390,7 @@ class World:
             **CANARY_ENV,
             "HOME": str(self.home),
             "XDG_CONFIG_HOME": str(self.xdg),
+            "XDG_DATA_HOME": str(self.data),
             # a request that tries to leave the machine fails at once instead of hanging
             "HTTPS_PROXY": "http://127.0.0.1:9",
             "https_proxy": "http://127.0.0.1:9",
@@ -400,10 +415,11 @@ class World:
                 found.append(path.name)
         if found:
             where["model requests"] = found
-        for p in self.ws.rglob("*"):
+        stored = list(self.data.rglob("*")) if self.data.is_dir() else []
+        for p in [*self.ws.rglob("*"), *stored]:
             if p.is_symlink() or not p.is_file():
                 continue
-            rel = str(p.relative_to(self.ws))
+            rel = str(p.relative_to(self.ws if p.is_relative_to(self.ws) else self.root))
             if self.seeded.get(rel) == hashlib.sha256(p.read_bytes()).hexdigest():
                 continue
             found = leaked(p.read_text("utf-8", "replace"))

@@ -14,7 +14,7 @@ from clawnb.providers.replay import ScriptedProvider
 from clawnb.session.assemble import build_agent, make_provider
 from clawnb.session.log import SessionLog
 from clawnb.types import Message
-from tests.conftest import scripted_model
+from tests.conftest import scripted_model, session_files
 
 
 def _write_turn(name: str, content: str = "hi", call_id: str = "w1") -> dict:
@@ -105,7 +105,8 @@ async def test_session_new_then_resume(tmp_path):
     one = build_agent(Config(), workspace=tmp_path, model=model, session="new")
     await one.send("q1")
     path = one.history.path
-    assert path.parent == tmp_path / ".claw" / "sessions"
+    assert session_files(tmp_path) == [path]  # in the user's data directory
+    assert not (tmp_path / ".claw" / "sessions").exists()
     one.close()
     two = build_agent(
         Config(), workspace=tmp_path, model=f"scripted:{tmp_path / 's.jsonl'}", session="latest"

@@ -23,6 +23,7 @@ from tests.conftest import (
     pids_with,
     running,
     scripted_model,
+    session_files,
     spawn_chat,
     wait_until,
 )
@@ -79,6 +80,7 @@ async def test_tool_results_never_carry_the_api_key(tmp_path, monkeypatch):
     assert KEY not in result.content and KEY not in "".join(shown)
     written = [p for p in (ws / ".claw").rglob("*") if p.is_file()]
     assert any("tool-results" in str(p) for p in written)  # the long result was saved in full
+    written += session_files(ws)  # and the session file, in the user's data directory
     for path in written:
         assert KEY not in path.read_text(errors="replace"), path
     session.close()
@@ -124,7 +126,7 @@ def test_sigterm_or_closed_terminal_kills_the_running_command(tmp_path, sig):
             child.terminate(force=True)
     from clawnb.session.log import SessionLog
 
-    saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
+    saved = SessionLog.read(session_files(ws)[0])
     assert isinstance(saved[-1], Message.ToolResult)  # the round was closed, history valid
 
 
@@ -175,7 +177,7 @@ def test_ask_user_at_end_of_input_says_so(tmp_path):
     assert "error: the user gave no answer (end of input)" in proc.stdout
     from clawnb.session.log import SessionLog
 
-    saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
+    saved = SessionLog.read(session_files(ws)[0])
     result = next(m for m in saved if isinstance(m, Message.ToolResult))
     assert result.content == "error: the user gave no answer (end of input)"
 
@@ -387,7 +389,7 @@ def test_resuming_a_crash_cut_session_warns_in_plain_words(tmp_path):
         base, input="hello\n", capture_output=True, text=True, timeout=30, env=env
     )
     assert first.returncode == 0, first.stderr
-    saved = next((ws / ".claw" / "sessions").glob("*.jsonl"))
+    saved = session_files(ws)[0]
     with saved.open("a") as fh:
         fh.write('{"type":"message","message":{"role":"user","con')  # killed mid-write
     second = subprocess.run(
@@ -653,7 +655,7 @@ def test_a_pasted_block_of_lines_is_one_message(tmp_path):
     child.close()
     from clawnb.session.log import SessionLog
 
-    saved = SessionLog.read(next((ws / ".claw" / "sessions").glob("*.jsonl")))
+    saved = SessionLog.read(session_files(ws)[0])
     prompts = [m.content for m in saved if isinstance(m, Message.User)]
     assert prompts == ["fix this:\nTraceback (most recent call last):\n  boom"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from clawnb.prompt import DYNAMIC_BOUNDARY
-from tests.conftest import spawn_chat
+from tests.conftest import session_files, spawn_chat
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -173,7 +173,7 @@ def test_live_server_then_offline_replay(tmp_path):
     # the key is nowhere the chat wrote
     assert KEY not in output
     assert KEY not in recording.read_text()
-    for saved in (live_ws / ".claw" / "sessions").glob("*.jsonl"):
+    for saved in session_files(live_ws):
         assert KEY not in saved.read_text()
 
     # the recording replays the same conversation offline

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import call_turn, spawn_chat, wait_until, write_script
+from tests.conftest import call_turn, session_files, spawn_chat, wait_until, write_script
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -69,7 +69,7 @@ def test_chat_one_approval_writes_file_and_saves_session(tmp_path):
     child.close()
     assert child.exitstatus == 0
     assert (tmp_path / "ws" / "notes.txt").read_text() == "hello"
-    sessions = list((tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl"))
+    sessions = session_files(tmp_path / "ws")
     assert len(sessions) == 1
     from clawnb.session.log import SessionLog
     from clawnb.types import Message
@@ -148,7 +148,7 @@ def test_ctrl_c_cancels_the_turn_not_the_program(tmp_path):
     from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
-    (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
+    (path,) = session_files(tmp_path / "ws")
     saved = SessionLog.read(path)
     assert isinstance(saved[-2], Message.Assistant)
     assert saved[-1] == Message.ToolResult("c1", "error: interrupted by user")
@@ -217,7 +217,7 @@ def test_ask_user_is_answered_at_the_terminal(tmp_path):
     from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
-    (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
+    (path,) = session_files(tmp_path / "ws")
     assert Message.ToolResult("q1", "blue") in SessionLog.read(path)
 
 
@@ -253,7 +253,7 @@ def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
     from clawnb.session.log import SessionLog
     from clawnb.types import Message
 
-    (path,) = (tmp_path / "ws" / ".claw" / "sessions").glob("*.jsonl")
+    (path,) = session_files(tmp_path / "ws")
     saved = SessionLog.read(path)
     assert Message.ToolResult("c1", "error: interrupted by user") in saved
     assert saved[-1].turn.text == "Next answer."

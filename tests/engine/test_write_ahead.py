@@ -15,7 +15,7 @@ from pathlib import Path
 from clawnb.events import AgentEvent
 from clawnb.session.log import INTERRUPTED_SESSION_RESULT, SessionLog, write_ahead
 from clawnb.types import AssistantTurn, Message, StopReason, ToolCall
-from tests.conftest import pids_with
+from tests.conftest import pids_with, session_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -156,7 +156,8 @@ def test_kill_9_during_a_tool_keeps_the_call_and_says_it_was_interrupted(tmp_pat
         agent.wait()
         agent.stdout.close()
     assert not (ws / "victim.txt").exists()  # the rm happened…
-    history = SessionLog.read(ws / ".claw" / "sessions" / f"{session_id}.jsonl")
+    (path,) = [p for p in session_files(ws) if p.stem == session_id]
+    history = SessionLog.read(path)
     turn = history[-2]
     assert isinstance(turn, Message.Assistant) and turn.turn.text == "Removing it."
     assert turn.turn.tool_calls[0].arguments["command"] == command  # …and the log says so

@@ -14,7 +14,7 @@ import pytest
 from clawnb.control.sandbox import bwrap_path
 from clawnb.session.log import INTERRUPTED_SESSION_RESULT, SessionLog
 from clawnb.types import Message
-from tests.conftest import pids_with, write_script
+from tests.conftest import pids_with, session_files, write_script
 
 from .kernelclient import Kernel, kernel_env
 
@@ -58,7 +58,8 @@ def test_conversation_and_undo_survive_a_kernel_restart(tmp_path):
         assert run.status == "ok", run.text
         assert (ws / "notes.txt").read_text() == "v2\n"
         run = first.execute("%claw status")
-        assert "session: " in run.text and ".claw/sessions" in run.text, run.text
+        [saved] = session_files(ws)  # in the user's data directory, not the workspace
+        assert "session: " in run.text and str(saved) in run.text, run.text
         how = "sandboxed: workspace-write, no network" if bwrap_path() else "not sandboxed"
         assert f"bash: {how}" in run.text, run.text
         run = first.execute("%claw sessions")
@@ -114,7 +115,7 @@ def test_kill_9_of_the_kernel_during_a_tool_resumes_with_the_call_and_no_orphan(
     finally:
         first.close()
 
-    [saved] = (ws / ".claw" / "sessions").glob("*.jsonl")
+    [saved] = session_files(ws)
     history = SessionLog.read(saved)
     assert history[-2].turn.tool_calls[0].arguments["command"] == command
     assert history[-1] == Message.ToolResult("b1", INTERRUPTED_SESSION_RESULT)
