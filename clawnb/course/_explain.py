@@ -43,6 +43,8 @@ _OPS: dict[type[ast.cmpop], str] = {
     ast.NotIn: "not in",
 }
 
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
 
 @dataclass(eq=False)  # an exception compares by identity, like any other
 class Mismatch(AssertionError):
@@ -94,11 +96,11 @@ class Mismatch(AssertionError):
         if self.op in ("in", "not in"):
             what = "to contain" if self.op == "in" else "not to contain"
             return [*note, f"expected: {what} {_show(self.left)}", f"  actual: {_show(self.right)}"]
-        return [
-            *note,
-            f"expected: {_show(self.left)} {self.op} {_show(self.right)}",
-            "  actual: it is not",
-        ]
+        # An ordering: "expected: a value >= 5 / actual: 0" (the literal is the bound).
+        op, actual, bound = self.op, self.left, self.right
+        if self.expected_on_left:  # `5 <= ticks`
+            op, actual, bound = _FLIPPED.get(op, op), self.right, self.left
+        return [*note, f"expected: a value {op} {_show(bound)}", f"  actual: {_show(actual)}"]
 
 
 def _show(value: Any, limit: int = 300) -> str:

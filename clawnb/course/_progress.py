@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 PROGRESS_FILE = ".clawnb-progress.json"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def chapter_of(notebook: Path) -> str | None:
@@ -174,7 +175,9 @@ def run_notebook(notebook: Path, timeout: float = 120) -> None:
     try:
         execute_notebook(notebook, timeout=timeout)
     except CellExecutionError as exc:
-        error = str(exc).strip().splitlines()[-1] if str(exc).strip() else "a cell failed"
+        # The kernel colours its traceback; the table is plain text (a terminal, a file).
+        text = _ANSI.sub("", str(exc)).strip()
+        error = text.splitlines()[-1] if text else "a cell failed"
     except Exception as exc:  # a kernel that died, a timeout: say so in the table
         error = f"{type(exc).__name__}: {exc}"
     data = _load(folder)

@@ -18,6 +18,8 @@ import difflib
 import functools
 import importlib
 import inspect
+import re
+import sys
 import tempfile
 import traceback
 from collections.abc import Callable
@@ -280,8 +282,11 @@ class CheckReport:
         failures = [r for r in self.results if r.status in ("FAILED", "TIMED OUT")]
         if failures:
             lines += ["", "failures:"]
-            for r in failures:
-                lines += ["", f"---- {r.name} ----", r.detail.rstrip()]
+            for first, same in _fold(failures):
+                lines += ["", f"---- {first.name} ----", first.detail.rstrip()]
+                if same:
+                    names = ", ".join(r.name for r in same)
+                    lines += ["", f"(the same failure in {len(same)} more: {names})"]
         if self.interrupted:
             lines += ["", "interrupted: the remaining tests did not run"]
         status = "ok" if self.ok else "FAILED"
@@ -297,6 +302,21 @@ class CheckReport:
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         p.text(str(self))
+
+
+def _fold(failures: list[TestResult]) -> list[tuple[TestResult, list[TestResult]]]:
+    """Failures grouped by their report: one mistake behind a shared helper (a sync ``call``
+    every test awaits) reads as one failure and a count, not a wall of copies."""
+    groups: dict[str, tuple[TestResult, list[TestResult]]] = {}
+    for result in failures:
+        # What each test wanted differs; the failure is the same when the rest is.
+        rest = [line for line in result.detail.splitlines() if not line.startswith("expected: ")]
+        key = result.status + "\0" + "\n".join(rest)
+        if key in groups:
+            groups[key][1].append(result)
+        else:
+            groups[key] = (result, [])
+    return list(groups.values())
 
 
 def _suite_frame(tb: Any) -> traceback.FrameSummary | None:
@@ -348,52 +368,90 @@ def _test_lines(where: traceback.FrameSummary, before: int = 3) -> list[str]:
     return out
 
 
-def _place(frame: traceback.FrameSummary) -> str:
-    """``your code, line 12`` for a notebook cell; ``file.py:12`` for a module."""
-    package = str(Path(__file__).resolve().parents[1])
-    if (
-        not frame.filename.startswith((package, "<frozen"))
-        and "site-packages" not in frame.filename
-    ):
-        return f"your code, line {frame.lineno}"
-    return f"{Path(frame.filename).name}:{frame.lineno}"
+def _failure_detail(exc: BaseException, target: str, used: dict[str, bool], fn: TestFn) -> str:
+    from ._failure import expected_of, origin
 
-
-def _failure_detail(exc: BaseException, target: str, used: dict[str, bool]) -> str:
     lines: list[str] = []
     tb = exc.__traceback__
     if isinstance(exc, TestTimeout) and exc.where is not None:
         tb = exc.where.__traceback__  # where the test was when it was stopped
     where = _suite_frame(tb)
+    test_file = where.filename if where is not None else None
     if isinstance(exc, TestTimeout):
         lines.append(str(exc))
-        frames = traceback.extract_tb(tb) if tb is not None else []
-        if frames and where is not None and frames[-1].filename != where.filename:
-            last = frames[-1]
-            lines.append(f"it was running {_place(last)}: {last.line or ''}")
+        running = origin(tb, test_file) if exc.where is not None else None
+        if running:
+            lines.append(f"it was running {running}")
     elif isinstance(exc, Mismatch):
         lines += exc.explain()
     elif isinstance(exc, AssertionError):
         lines.append(f"assertion failed: {exc}" if str(exc) else "assertion failed")
     else:
-        lines.append("".join(traceback.format_exception_only(type(exc), exc)).strip())
-        frames = traceback.extract_tb(tb)
-        if frames and (where is None or frames[-1].filename != where.filename):
-            last = frames[-1]
-            lines.append(f"raised at {_place(last)}: {last.line or ''}")
-        if isinstance(exc, TypeError) and "can't be used in 'await' expression" in str(exc):
+        # An exception instead of a comparison: still say what the test's line wanted.
+        raised = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        expected = expected_of(fn, tb)
+        early = expected == "an error"  # raises() catches what awaiting raises: not this
+        if early:
+            raised += " — raised when the call was made, before the test could await it"
+        lines += [f"expected: {expected}", f"  actual: {raised}"]
+        came_from = origin(tb, test_file)
+        if came_from:
+            lines.append(f"raised at {came_from}")
+        if early or (
+            isinstance(exc, TypeError) and "can't be used in 'await' expression" in str(exc)
+        ):
             lines.append("hint: the test awaits this call — define it with async def")
     if where is not None:
         lines += ["", f"in the test ({Path(where.filename).name}, line {where.lineno}):"]
         lines += _test_lines(where)
-    mine = [n for n, yours in used.items() if yours] or list(used)
-    chapters = [target] if target.startswith("ch") or target == "extras" else []
-    for suite in _resolve(target):
-        chapters += [c for c in suite.chapters if c not in chapters]
-    pointer = taught_at(chapters, mine)
+    pointer = taught_at(_chapters_of(target), _under_test(used, tb, fn))
     if pointer:
         lines += ["", f"the rule: {pointer}"]
     return "\n".join(lines)
+
+
+def _words(name: str) -> set[str]:
+    """``StreamingAgent`` -> {streaming, agent}; ``parse_sse_line`` -> {parse, sse, line}."""
+    return {w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)}
+
+
+def _under_test(used: dict[str, bool], tb: Any, fn: TestFn) -> list[str]:
+    """The learner's objects a test used, the one it tests first: the one whose code raised;
+    else the one the test's name speaks of (``test_streaming_parse_done``: parse_sse_line),
+    one the suite is named for (the gate suite's ``gate``, not the engine it needs), and the
+    last one the test reached for (a test builds what the component needs, then it)."""
+    from ._failure import is_yours
+
+    mine = [n for n, yours in used.items() if yours] or list(used)
+    module = sys.modules.get(getattr(fn, "__module__", ""))
+    suite = getattr(module, "suite", None)
+    name = fn.__name__.removeprefix("test_")
+    title = set()
+    if isinstance(suite, Suite):
+        name = name.removeprefix(suite.name + "_")
+        title = set(re.findall(r"\w+", suite.title))
+    spoken = _words(name)
+    raiser = ""
+    for frame, _ in traceback.walk_tb(tb):
+        if is_yours(frame.f_code.co_filename):
+            raiser = getattr(frame.f_code, "co_qualname", frame.f_code.co_name).split(".")[0]
+    ranked = sorted(
+        range(len(mine)),
+        key=lambda i: (
+            mine[i] != raiser,
+            -len(_words(mine[i]) & spoken),
+            mine[i] not in title,
+            -i,  # the last reached for first
+        ),
+    )
+    return [mine[i] for i in ranked]
+
+
+def _chapters_of(target: str) -> list[str]:
+    chapters = [target] if target.startswith("ch") or target == "extras" else []
+    for one in _resolve(target):
+        chapters += [c for c in one.chapters if c not in chapters]
+    return chapters
 
 
 # ----------------------------------------------------------------------------- stubs
@@ -500,9 +558,9 @@ def _run_one(target: str, name: str, fn: TestFn, namespace: Impl, timeout: float
         except Skipped as exc:
             status, detail = "skipped", str(exc)
         except TestTimeout as exc:
-            status, detail = "TIMED OUT", _failure_detail(exc, target, namespace._used)
+            status, detail = "TIMED OUT", _failure_detail(exc, target, namespace._used, fn)
         except Exception as exc:  # report every failure, keep going
-            status, detail = "FAILED", _failure_detail(exc, target, namespace._used)
+            status, detail = "FAILED", _failure_detail(exc, target, namespace._used, fn)
     used = namespace._used
     return TestResult(
         name,

@@ -52,17 +52,27 @@ def sections(path: Path) -> list[tuple[str, set[str]]]:
     return out
 
 
+def _shown(path: Path) -> str:
+    """The notebook a learner works in: the exercise of that chapter when it ships (the
+    solution notebook's prose is the same, its answers are not what a stuck learner needs)."""
+    exercise = path.parent / "exercises" / path.name
+    return f"notebooks/exercises/{path.name}" if exercise.is_file() else f"notebooks/{path.name}"
+
+
 def taught_at(chapters: list[str], names: list[str]) -> str:
-    """A pointer such as ``13_permission_engine.ipynb § Build it: the gate``: the first of
-    ``chapters`` whose notebook defines one of ``names``."""
+    """A pointer such as ``notebooks/exercises/13_permission_engine.ipynb § Build it: the
+    gate``: in the first of ``chapters`` whose notebook defines one of ``names``, the section
+    that defines the earliest of ``names`` (the component under test comes first)."""
     for chapter in chapters:
         path = chapter_notebook(chapter)
         if path is None:
             continue
-        for heading, defined in sections(path):
-            if any(n in defined for n in names):
-                return f"notebooks/{path.name} § {heading}"
+        found = sections(path)
+        for name in names:
+            for heading, defined in found:
+                if name in defined:
+                    return f"{_shown(path)} § {heading}"
     if chapters:
         path = chapter_notebook(chapters[0])
-        return f"notebooks/{path.name}" if path else f"the notebook of {chapters[0]}"
+        return _shown(path) if path else f"the notebook of {chapters[0]}"
     return ""

@@ -43,7 +43,7 @@ def test_a_failure_shows_expected_actual_the_test_lines_and_the_notebook_section
     assert "---- test_mock_empty_text_is_some ----" in text
     assert "expected: ''\n  actual: None" in text
     assert "->  " in text and 'assert (await provider.chat([], [])).text == ""' in text
-    assert "the rule: notebooks/01_first_llm_call.ipynb §" in text
+    assert "the rule: notebooks/exercises/01_first_llm_call.ipynb §" in text
 
 
 def test_an_endless_retry_loop_times_out_with_a_hint_and_the_check_goes_on():

@@ -93,6 +93,22 @@ def test_a_check_records_progress_and_the_table_shows_it(tmp_path, monkeypatch):
     assert "09_file_tools.ipynb" in view._repr_html_()
 
 
+def test_a_notebook_that_stops_before_its_check_shows_its_error_as_plain_text(tmp_path):
+    import nbformat
+
+    from clawnb.course._progress import run_notebook
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("raise ValueError('the parts cell broke')")]
+    path = tmp_path / "03_agentic_loop.ipynb"
+    nbformat.write(notebook, path)
+    run_notebook(path)
+    shown = table(tmp_path)
+    assert "ch03    03_agentic_loop.ipynb" in shown
+    assert "✗  ValueError: the parts cell broke" in shown, repr(shown)
+    assert "\x1b" not in shown, repr(shown)  # the kernel's colours are not in the table
+
+
 def test_progress_watch_rechecks_a_notebook_when_it_is_saved(tmp_path):
     shutil.copy(
         ROOT / "notebooks" / "01_first_llm_call.ipynb", tmp_path / "01_first_llm_call.ipynb"
