@@ -101,6 +101,13 @@ def _trust(args: argparse.Namespace) -> int:
     return 0
 
 
+def _skills(args: argparse.Namespace) -> int:
+    """``skills check [DIR]``: :mod:`clawnb.skills`' own command line."""
+    from ..skills.__main__ import main as skills_main
+
+    return skills_main(args.rest)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="clawnb", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -129,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     trust.add_argument("--revoke", action="store_true", help="stop trusting the folder")
     trust.add_argument("--list", action="store_true", help="list the trusted folders")
     trust.set_defaults(func=_trust)
+    skills = sub.add_parser("skills", help="work with skills: skills check [DIR] validates them")
+    skills.add_argument("rest", nargs=argparse.REMAINDER, help="check [DIR] [--context-window N]")
+    skills.set_defaults(func=_skills)
     from .chat import add_chat_parser
 
     add_chat_parser(sub)
