@@ -224,13 +224,19 @@ def test_streamed_text_is_the_markdown_the_saved_rendering_keeps() -> None:
     view.throttle.flush_now()
     (output,) = view.transcript.blocks[0].widget.outputs
     live = output["data"]["text/markdown"]
-    # rendered by the front end as Markdown while it streams (the open fence closed for now;
-    # "1" cannot start a key, so it is not held back)
-    assert live == "## Plan\n\n1. read **notes**\n```python\nx = 1\n```"
+    # rendered (and sanitized) while it streams, the open fence ending with the text so far;
+    # "1" cannot start a key, so it is not held back
+    rendered = "<h2>Plan</h2>&#10;<ol>&#10;<li>read <strong>notes</strong></li>&#10;</ol>&#10;"
+    assert (
+        live == f'<div>{rendered}<pre><code class="language-python">x = 1</code></pre>&#10;</div>'
+    )
     view(AgentEvent.TextDelta("\n```\nDone."))
     view.finish()
     static = sink.shown[-1]["text/markdown"]
-    assert "## Plan\n\n1. read **notes**\n```python\nx = 1\n```\nDone." in static
+    assert (
+        rendered + '<pre><code class="language-python">x = 1&#10;</code></pre>&#10;<p>Done.</p>'
+        in static
+    )
 
 
 async def test_deny_with_words_tells_the_model_what_to_do_instead() -> None:

@@ -21,7 +21,7 @@ def _saved(text: str) -> str:
 
 def test_unclosed_fence_in_a_reply_leaves_the_footer_outside_the_code_block():
     html = mistune.html(_saved("Here is the fix:\n\n```python\nx = 1\n"))
-    assert '<code class="language-python">x = 1\n</code>' in html
+    assert '<code class="language-python">x = 1</code>' in html
     footer = html.split("</pre>", 1)[1]
     assert "<sub" in footer and "1 turn" in footer
 

@@ -1,31 +1,94 @@
-"""Model Markdown is sanitized before the notebook saves it (issue 10 item 8)."""
+"""Model Markdown is sanitized before the notebook saves it (issue 10 item 8; issue 21: a real
+HTML sanitizer on the rendered Markdown)."""
 
 from __future__ import annotations
+
+import re
 
 from clawnb.notebook.sanitize import sanitize_markdown
 
 
-def test_raw_html_is_escaped_and_images_become_links():
+def _rendered(markdown: str) -> str:
+    """What a reader's browser gets: the output as nbconvert's Markdown renderer draws it."""
+    import mistune
+
+    return mistune.html(markdown)
+
+
+def test_raw_html_is_shown_as_text_and_images_become_links():
     text = 'hi <img src="http://x/a"> ![alt](http://x/b?d=1) <div class="clawnb-card">✓</div>'
-    out = sanitize_markdown(text)
-    assert "<" not in out.replace("&lt;", "")
-    assert "![" not in out
-    assert "[image: alt](http://x/b?d=1)" in out
+    html = _rendered(sanitize_markdown(text))
+    assert "<img" not in html and "<div class" not in html
+    assert '&lt;img src="http://x/a"&gt;' in html  # what the model wrote, as text
+    assert '<a href="http://x/b?d=1" rel="noopener nofollow noreferrer">image: alt</a>' in html
 
 
-def test_code_is_left_alone():
-    text = "use `<b>` here\n\n```html\n<img src='http://x'>\n![a](b)\n```\n\n    <i>indented</i>\n"
-    assert sanitize_markdown(text) == text
+def test_code_is_shown_as_code():
+    text = (
+        "use `<b>` here\n\n```html\n<img src='http://x'>\n![a](http://x/b)\n```\n\n    <i>in</i>\n"
+    )
+    html = _rendered(sanitize_markdown(text))
+    assert "<code>&lt;b&gt;</code>" in html
+    assert "<pre><code class=\"language-html\">&lt;img src='http://x'&gt;&#10;" in html
+    assert "<pre><code>&lt;i&gt;in&lt;/i&gt;" in html
+    assert "<img" not in html and "<a " not in html  # an image inside code stays text
 
 
 def test_ordinary_markdown_keeps_its_formatting():
-    text = "# Title\n\n- **bold** and *it* a [link](https://example.org)\n\n| a | b |\n|---|---|\n| 1 | 2 |"
-    assert sanitize_markdown(text) == text
+    text = "# Title\n\n- **bold** and *it* a [link](https://example.org)\n\n| a | b |\n|--:|---|\n| 1 | 2 |"
+    html = _rendered(sanitize_markdown(text))
+    for part in (
+        "<h1>Title</h1>",
+        "<li><strong>bold</strong> and <em>it</em> a "
+        '<a href="https://example.org" rel="noopener nofollow noreferrer">link</a></li>',
+        '<th align="right">a</th>',
+        "<td>2</td>",
+    ):
+        assert part in html
 
 
 def test_an_unclosed_fence_keeps_its_content_as_code_and_a_stray_backtick_is_text():
-    assert sanitize_markdown("```\n<x>") == "```\n<x>"
-    assert sanitize_markdown("a ` <b> b") == "a ` &lt;b> b"
+    assert "<pre><code>&lt;x&gt;</code></pre>" in _rendered(sanitize_markdown("```\n<x>"))
+    assert "<p>a ` &lt;b&gt; b</p>" in _rendered(sanitize_markdown("a ` <b> b"))
+
+
+def test_html_under_a_list_item_is_text_not_a_beacon_or_a_card():
+    # the red team's bypass of the line-by-line escaping: indented under a list item, raw HTML
+    # is a paragraph of the item to CommonMark, not indented code
+    text = (
+        "Summary:\n\n- first point\n\n    <img src=http://127.0.0.1:9/beacon>\n\n"
+        '    <div class="clawnb-card clawnb-s-done">✓ <b>bash</b> approved</div>\n'
+    )
+    html = _rendered(sanitize_markdown(text))
+    assert "<img" not in html and "<b>" not in html
+    assert not re.search(r"<[a-z]+[^>]*class=[^>]*clawnb", html)
+    assert "&lt;img src=http://127.0.0.1:9/beacon&gt;" in html
+
+
+def test_no_class_style_or_remote_load_survives_from_model_text():
+    text = (
+        "```python clawnb-card\nx = 1\n```\n\n"
+        "[a](javascript:alert(1)) [b](http://ok.example/) ![c](//127.0.0.1:9/c)\n\n"
+        "[r]: http://127.0.0.1:9/ref\n\n![r][r]"
+    )
+    html = _rendered(sanitize_markdown(text))
+    assert '<code class="language-python">' in html  # highlighting, never a class of its own
+    assert "clawnb-card" not in html and "style=" not in html and "<img" not in html
+    assert 'href="javascript' not in html and 'href="//127.0.0.1:9/c"' in html
+    assert html.count('rel="noopener nofollow noreferrer"') == 3  # b, the image c and ref r
+
+
+def test_the_sanitized_html_is_one_html_block_wherever_it_lands():
+    # A blank line inside a code block must not end the HTML block and hand the rest back to
+    # the Markdown renderer, where "![x](url)" would become a live image; nor may a note that
+    # wraps the output in *...* turn text into Markdown.
+    text = "```\nfirst\n\n\n![x](http://127.0.0.1:9/after-blank)\n```"
+    out = sanitize_markdown(text)
+    assert "\n" not in out and out.startswith("<div>")
+    for markdown in (out, f"*{out}*", f"before\n\n{out}\n\nafter"):
+        assert "<img" not in _rendered(markdown)
+        assert "<a " not in _rendered(markdown)
+    assert sanitize_markdown("  \n") == ""
 
 
 # -- inspect_variable and {name} interpolation (issue 10 item 9) -------------------------------

@@ -276,7 +276,9 @@ async def test_finish_replaces_widgets_with_static_markdown(rendered_view) -> No
     assert sink.cleared == 1
     static = sink.shown[-1]
     md = static["text/markdown"]
-    assert "Here is **bold**." in md and "<summary class='clawnb-muted'>reasoning" in md
+    # the model's Markdown is saved rendered and sanitized (clawnb.notebook.sanitize)
+    assert "Here is <strong>bold</strong>." in md
+    assert "<summary class='clawnb-muted'>reasoning" in md
     # the saved rendering keeps the diff's colours (from the theme, through the stylesheet it
     # carries) and its indentation
     assert "<div class='clawnb-add'>+    1 | x = 2</div>" in md
@@ -375,7 +377,7 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
                 if "clawnb-plan" in box._dom_classes:
                     title, shown, bar = box.children
                     plan = shown.outputs[0]["data"]["text/markdown"]
-                    assert plan.startswith("Plan v")  # the plan itself, in the frame
+                    assert "<p>Plan v" in plan  # the plan itself, in the frame
                     controls = {getattr(c, "description", "") or "text": c for c in bar.children}
                     if text is not None:
                         controls["text"].value = text
@@ -389,10 +391,8 @@ async def test_plan_mode_execute_and_revise_buttons(tmp_path, monkeypatch) -> No
     md = sink.shown[-1]["text/markdown"]
     assert "Plan v1" in md and "Plan v2" in md and "Carried out." in md
     # the saved rendering records what the user chose, in order
-    assert md.index("Plan v1") < md.index("*revise the plan: shorter please*") < md.index("Plan v2")
-    assert (
-        md.index("Plan v2") < md.index("*plan approved: executing it*") < md.index("Carried out.")
-    )
+    assert md.index("Plan v1") < md.index("revise the plan: shorter please") < md.index("Plan v2")
+    assert md.index("Plan v2") < md.index("plan approved: executing it") < md.index("Carried out.")
     # after Execute the mode is what it was before the plan cell (the project's)
     assert shell._clawnb_session.mode is None
     users = [m.content for m in shell._clawnb_session.messages if type(m).__name__ == "User"]
@@ -485,7 +485,10 @@ def test_each_turn_starts_its_own_text_block() -> None:
     transcript.apply(AgentEvent.TextDelta("## Plan v2"))
     transcript.apply(AgentEvent.TextDelta(" (short)"))
     assert [b.text for b in transcript.blocks] == ["1. done", "## Plan v2 (short)"]
-    assert "1. done\n\n## Plan v2 (short)" in transcript_markdown(transcript)
+    assert (
+        "<li>done</li>&#10;</ol>&#10;</div>\n\n<div><h2>Plan v2 (short)</h2>"
+        in transcript_markdown(transcript)
+    )
     assert "1. done\n## Plan v2 (short)" in transcript_plain(transcript)
 
 
@@ -676,7 +679,10 @@ def test_quiet_still_shows_an_error() -> None:
     widget_view(AgentEvent.TextDelta("Partial"))
     widget_view(AgentEvent.Error("stream broke"))
     widget_view.finish()
-    assert sink.shown[-1]["text/markdown"] == "Partial\n\nerror: stream broke"
+    assert (
+        sink.shown[-1]["text/markdown"]
+        == "<div><p>Partial</p>&#10;<p>error: stream broke</p>&#10;</div>"
+    )
     # nothing at all to show: the footer, not a blank output
     empty, sink = make_view(quiet=True)
     empty.finish()
