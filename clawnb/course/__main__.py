@@ -3,6 +3,7 @@
 python -m clawnb.course list
 python -m clawnb.course check ch01
 python -m clawnb.course exercises notebooks notebooks/exercises
+python -m clawnb.course tests notebooks            (refresh each chapter's list of its tests)
 python -m clawnb.course progress notebooks/exercises [--run] [--watch]
 python -m clawnb.course save notebooks/07_agentic_loop_deep_dive.ipynb   (re-run, keep outputs)
 """
@@ -30,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     prog.add_argument("folder", type=Path, nargs="?", default=Path("."))
     prog.add_argument("--run", action="store_true", help="run notebooks not checked since saved")
     prog.add_argument("--watch", action="store_true", help="re-check each notebook when saved")
+    lists = sub.add_parser("tests", help="refresh the list of tests near each chapter's top")
+    lists.add_argument("folder", type=Path)
     save = sub.add_parser("save", help="re-run solution notebooks and save their outputs")
     save.add_argument("notebooks", type=Path, nargs="+")
     args = parser.parse_args(argv)
@@ -43,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         from ._progress import main as progress
 
         return progress(args.folder, args.run, args.watch)
+    if args.command == "tests":
+        from ._testlist import write_test_lists
+
+        for path in write_test_lists(args.folder):
+            print(f"wrote the test list of {path}")
+        return 0
     if args.command == "save":
         from ._save import save_outputs
 

@@ -150,3 +150,24 @@ async def outcome(awaitable: Awaitable[Any]) -> str:
         return str(await awaitable)
     except Exception as exc:
         return f"error: {exc}"
+
+
+def opening_comment(fn: Any) -> str:
+    """The comment a test's body opens with (the rule it checks, in the test's own words)."""
+    import inspect
+
+    try:
+        lines = inspect.getsource(fn).splitlines()
+    except (OSError, TypeError):
+        return ""
+    start = next(
+        (i + 1 for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))),
+        len(lines),
+    )
+    said = []
+    for line in lines[start:]:
+        text = line.strip()
+        if not text.startswith("#"):
+            break
+        said.append(text.lstrip("#").strip())
+    return " ".join(said)

@@ -12,10 +12,14 @@ Asking again after the third level repeats it; a new failing test starts again a
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import sys
+import textwrap
 from typing import TYPE_CHECKING, Any
+
+from ._helpers import opening_comment
 
 if TYPE_CHECKING:
     from ._suite import CheckReport
@@ -147,6 +151,26 @@ NUDGES: dict[str, str] = {
     "session": "send() runs your loop: ask the model, emit TurnEnd, and for each call emit "
     "ToolCall (with its id), gate it, run it, emit ToolResult; Done at the end. handlers() sets "
     "the approver for a with block.",
+    "test_session_follows_the_session_protocol": "make_session(provider=..., workspace=..., "
+    "history=...) returns an object with history (the very list it was given), mode (a str), "
+    "send, handlers and configure: isinstance(session, clawnb.session.protocol.Session).",
+    "test_session_send_answers_and_keeps_the_history": "send(prompt) appends Message.User(prompt) "
+    "to self.history before asking the model, appends the model's final turn after, and returns "
+    "its text.",
+    "test_session_reads_without_asking": "Give the permission engine a rule that allows read (and "
+    "glob, grep), so the gate runs them without calling approve; the read's text is the result.",
+    "test_session_asks_before_writing_and_a_denial_changes_nothing": "Everything not allowed by a "
+    "rule is Ask: the gate calls your ask, which awaits the front end's approve(ApprovalRequest("
+    "call, summary)); a denial becomes an 'error: ...' result and the tool never runs.",
+    "test_session_runs_an_approved_write": "An approval whose .allowed is true means the gate "
+    "returns None: run the call with run_call and file its result under the call's id.",
+    "test_session_with_nobody_to_ask_runs_nothing_unasked": "Outside a handlers() block there is "
+    "no approver: your ask must answer 'no' then, so a write is refused, not run.",
+    "test_session_tells_the_front_end_what_happens": "Emit with await emit(on_event, event): "
+    "ToolCall before the call runs, ToolResult after it, and Done(text) last of all.",
+    "test_session_configure_changes_the_mode": "configure(mode=...) stores the mode as a string "
+    '(str(getattr(mode, "value", mode)) also takes a PermissionMode); max_turns=None keeps the '
+    "old limit.",
     "test_session_names_each_call_by_its_id": "Give AgentEvent.ToolCall the call's id as its "
     "third argument (and ToolResult its first): the front end pairs a card with its result by "
     "it.",
@@ -163,8 +187,32 @@ NUDGES: dict[str, str] = {
 _levels: dict[str, int] = {}  # failing test -> the last level shown
 
 
-def _nudge(test: str, suite: str) -> str:
-    return NUDGES.get(test) or NUDGES.get(suite) or "Read the test's lines in the report once more."
+def _asserts(fn: Any, most: int = 4) -> list[str]:
+    """The test's own asserts, as written: what it compares, without the setup around it."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    found = [ast.unparse(n.test) for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+    return found[:most]
+
+
+def _nudge(test: str, suite: str, fn: Any = None) -> str:
+    """Level 2: the nudge written for this test; else what the test itself says and checks
+    (its opening comment, its asserts) and what is usually wrong in its suite."""
+    if test in NUDGES:
+        return NUDGES[test]
+    parts = []
+    why = opening_comment(fn) if fn is not None else ""
+    for lead in ("Not in the book: ", "Not in the book's tests, but its rule: "):
+        why = why.removeprefix(lead)
+    if why:
+        parts.append(f"What {test} is about: {why}")
+    checks = _asserts(fn) if fn is not None else []
+    if checks:
+        parts.append("It checks that " + "; that ".join(f"`{c}`" for c in checks) + ".")
+    parts.append(NUDGES.get(suite) or "Read the test's lines in the report once more.")
+    return "\n".join(parts)
 
 
 def _with_helpers(test: Any) -> str:
@@ -219,7 +267,9 @@ def hint(target: str) -> None:
                 )
                 text = f"{head}:\n{first}" + (f"\nThe rule is stated in {rule}" if rule else "")
             elif level == 2:
-                text = f"{head}:\n{_nudge(result.name, suite)}"
+                text = (
+                    f"{head}:\n{_nudge(result.name, suite, load_suite(suite).tests[result.name])}"
+                )
             else:
                 source = _with_helpers(load_suite(suite).tests[result.name])
                 text = (

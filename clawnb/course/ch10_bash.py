@@ -72,11 +72,12 @@ async def test_bash_wrong_arg_type(impl, tmp):
 
 
 # Not in the book (its bash has no timeout, no exit code and runs in a terminal, where a stuck
-# command only stops the program); what chapter 10 says a notebook agent needs on top.
+# command only stops the program): what chapter 10 says a notebook agent needs on top.
 
 
 @suite.test
 async def test_bash_reports_the_exit_code(impl, tmp):
+    # Not in the book: a failing command is not a tool error, but the model must see it failed.
     result = await _run(impl, "echo fail; exit 3")
     assert "fail" in result
     assert "exit code: 3" in result
@@ -84,8 +85,8 @@ async def test_bash_reports_the_exit_code(impl, tmp):
 
 @suite.test
 async def test_bash_leaves_the_event_loop_running(impl, tmp):
-    # The loop awaits the tool; while the command runs, everything else in the kernel (the
-    # UI, other tools, the interrupt) must keep going: the call must not block the loop.
+    # Not in the book: the loop awaits the tool; while the command runs, everything else in
+    # the kernel (the UI, other tools, the interrupt) must keep going: no blocking call.
     ticks = 0
 
     async def clock():
@@ -106,6 +107,7 @@ async def test_bash_leaves_the_event_loop_running(impl, tmp):
 
 @suite.test
 async def test_bash_stops_a_command_at_its_timeout(impl, tmp):
+    # Not in the book: a stuck command must not hold the notebook; it ends at its timeout.
     started = time.monotonic()
     result = await outcome(impl.BashTool().call({"command": "sleep 2", "timeout": 1}))
     took = time.monotonic() - started
@@ -115,8 +117,8 @@ async def test_bash_stops_a_command_at_its_timeout(impl, tmp):
 
 @suite.test
 async def test_bash_timeout_kills_the_whole_process_group(impl, tmp):
-    # `sleep 3 &` is a child of the shell: killing only bash would leave it running after the
-    # call returned. The pid file says which process to look for.
+    # Not in the book: `sleep 3 &` is a child of the shell; killing only bash would leave it
+    # running after the call returned. The pid file says which process to look for.
     pid_file = tmp / "sleep.pid"
     command = f"sleep 3 & echo $! > {pid_file}; wait"
     result = await outcome(impl.BashTool().call({"command": command, "timeout": 1}))

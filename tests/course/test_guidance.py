@@ -59,6 +59,35 @@ def test_the_whole_test_hint_also_shows_the_helpers_its_helpers_call(capsys, tmp
     assert order == sorted(order)
 
 
+def test_every_capstone_test_has_a_level_2_hint_written_for_it():
+    from clawnb.course._hints import NUDGES
+    from clawnb.course._suite import load_suite
+
+    assert [n for n in load_suite("session").tests if n not in NUDGES] == []
+
+
+def test_level_2_of_a_test_without_a_written_hint_still_speaks_of_that_test(
+    capsys, tmp_path, monkeypatch
+):
+    from clawnb import EditTool
+
+    class ShoutingEdit(EditTool):
+        async def call(self, args):
+            done = await super().call(args)
+            path = Path(args["path"])
+            path.write_text(path.read_text().upper())
+            return done
+
+    monkeypatch.chdir(tmp_path)
+    check("edit", verbose=False, EditTool=ShoutingEdit)
+    hint("edit")
+    hint("edit")
+    second = capsys.readouterr().out.split("hint 2/3 for test_edit_replaces_string:", 1)[1]
+    # the test's own comparison, then its suite's advice
+    assert "== 'goodbye world'" in second, second
+    assert "old_string must occur exactly once" in second
+
+
 def test_a_hint_before_any_check_says_to_run_it(capsys, monkeypatch):
     from clawnb.course import _suite
 

@@ -12,7 +12,9 @@ import pytest
 
 from clawnb.course import chapters
 from clawnb.course._exercises import make_exercise
+from clawnb.course._progress import chapter_of
 from clawnb.course._save import execute_notebook
+from clawnb.course._testlist import TAG, tests_cell
 from clawnb.course._where import chapter_notebook
 
 ROOT = Path(__file__).resolve().parents[2] / "notebooks"
@@ -35,6 +37,16 @@ def test_every_checked_chapter_has_a_notebook():
 
 
 SANITIZE = ROOT / "nbval-sanitize.cfg"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_each_chapter_lists_the_tests_its_check_runs_up_front(path):
+    # As the book's chapters do: right after the opening cell, generated from the suites.
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    listed = [i for i, c in enumerate(cells) if TAG in c.get("metadata", {}).get("tags", [])]
+    assert listed == [1], "run: python -m clawnb.course tests notebooks (then the exercises)"
+    source = "".join(cells[1]["source"])
+    assert source == tests_cell(chapter_of(path)), "out of date: python -m clawnb.course tests"
 
 
 def test_every_recorded_model_a_notebook_names_ships_where_it_looks():
