@@ -62,6 +62,7 @@ __all__ = [
     "ConfigOverlay",
     "HooksConfig",
     "GenerationOptions",
+    "LimitsConfig",
     "McpServerConfig",
     "ModelPricing",
     "PermissionMode",
@@ -167,6 +168,17 @@ class ModelPricing(_Strict):
     output: float = Field(ge=0)
 
 
+class LimitsConfig(_Strict):
+    """``[limits]``: how much one answer of the model's server may hold before clawnb stops
+    reading it (:class:`~clawnb.errors.ReplyTooLarge`). ``max_reply_bytes``: one reply's
+    text, reasoning and tool-call arguments (a JSON answer's body may be twice that, plus
+    64 KiB); ``max_sse_line_bytes``: one line of a streamed answer. The defaults are
+    :mod:`clawnb.providers.sse`'s. Only the user's file (or a trusted project's) sets them."""
+
+    max_reply_bytes: int = Field(default=2 * 1024 * 1024, gt=0)
+    max_sse_line_bytes: int = Field(default=1024 * 1024, gt=0)
+
+
 ToolChoice = Literal["auto", "none", "required"] | dict[str, Any]
 
 
@@ -234,6 +246,7 @@ class Config(_Strict):
     # (clawnb.session.log.sessions_root); a repository's config cannot set it until trusted
     sessions_dir: str | None = None
     generation: ModelSettings = Field(default_factory=ModelSettings)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
 
     _model_table = model_validator(mode="before")(_model_table)
 
@@ -321,6 +334,7 @@ class ConfigOverlay(_Strict):
     pricing: dict[str, ModelPricing] | None = None
     sessions_dir: str | None = None
     generation: ModelSettings | None = None
+    limits: LimitsConfig | None = None
 
     _model_table = model_validator(mode="before")(_model_table)
 

@@ -12,7 +12,9 @@
     │   │   └── ServerError          5xx
     │   ├── ProviderConnectionError  no answer: refused, reset, broken body
     │   │   └── ProviderTimeout      connect or read timeout (stall between chunks)
-    │   └── StreamError              an ``error`` object inside a 200 response or stream
+    │   ├── StreamError              an ``error`` object inside a 200 response or stream
+    │   └── ReplyTooLarge            a reply, one stream line or a response body passed its
+    │                                size cap: clawnb stopped reading
     ├── ConfigError                  a config file or value is invalid (names file and key)
     ├── SafetyViolation              a safety check refused a call (clawnb.safety; the gate
     │                                turns it into an ``error: safety check failed: …`` result)
@@ -48,6 +50,7 @@ __all__ = [
     "ProviderHTTPError",
     "ProviderTimeout",
     "RateLimitError",
+    "ReplyTooLarge",
     "SafetyViolation",
     "SandboxUnavailable",
     "ScriptError",
@@ -165,6 +168,33 @@ class StreamError(ProviderError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.message, self.code))
+
+
+class ReplyTooLarge(ProviderError):
+    """What the server sent passed a size cap, so clawnb stopped reading and closed the
+    connection: ``what`` says which part (the model's reply — text, reasoning and tool-call
+    arguments —, one line of its stream, or a whole response body), ``limit`` the cap in bytes
+    and ``setting`` the config key that raises it. The turn is not added to the history."""
+
+    def __init__(self, what: str, limit: int, setting: str = "") -> None:
+        detail = f"{what} passed {_size(limit)}; stopped reading"
+        if setting:
+            detail += f" (the limit is {setting})"
+        super().__init__(detail)
+        self.what = what
+        self.limit = limit
+        self.setting = setting
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.what, self.limit, self.setting))
+
+
+def _size(n: int) -> str:
+    for unit, factor in (("MiB", 1024 * 1024), ("KiB", 1024)):
+        if n >= factor:
+            value = n / factor
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{n} bytes"
 
 
 class ConfigError(ClawError):

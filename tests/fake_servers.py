@@ -278,3 +278,159 @@ def _chunks(reply: Reply) -> list[dict[str, Any]]:
     if reply.usage is not None:
         chunks.append({"choices": [], "usage": _usage(reply)})
     return chunks
+
+
+class FloodServer:
+    """A model server that sends more than anyone asked for (issue 21's endless replies).
+
+    ``kind`` says how, for every ``POST /v1/chat/completions``:
+
+    * ``"endless"``: server-sent events, one ``piece``-character text chunk after another,
+      never a ``[DONE]``;
+    * ``"long_line"``: one ``data:`` line of ``line_bytes`` bytes (a JSON chunk whose content
+      never ends), sent in 64 KiB writes, no newline;
+    * ``"huge_json"``: a JSON completion whose ``content`` is ``line_bytes`` characters long.
+
+    It stops by itself once ``stop_after`` bytes went out or ``seconds`` passed, so a client
+    that never hangs up cannot keep it (or the test) going for ever. ``sent`` counts the bytes
+    the socket accepted; ``hung_up`` says whether the client closed the connection first.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        piece: int = 4096,
+        line_bytes: int = 40 * 1024 * 1024,
+        stop_after: int = 96 * 1024 * 1024,
+        seconds: float = 45.0,
+    ) -> None:
+        self.kind = kind
+        self.piece = piece
+        self.line_bytes = line_bytes
+        self.stop_after = stop_after
+        self.seconds = seconds
+        self.sent = 0
+        self.hung_up = False
+        self.requests = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                server.requests += 1
+                try:
+                    server._answer(self)
+                except (BrokenPipeError, ConnectionResetError):
+                    server.hung_up = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def _write(self, handler: BaseHTTPRequestHandler, data: bytes) -> None:
+        handler.wfile.write(data)
+        handler.wfile.flush()
+        self.sent += len(data)
+
+    def _answer(self, handler: BaseHTTPRequestHandler) -> None:
+        deadline = time.monotonic() + self.seconds
+        if self.kind == "huge_json":
+            body = json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": "x" * self.line_bytes},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                }
+            ).encode()
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            for start in range(0, len(body), 65536):
+                self._write(handler, body[start : start + 65536])
+            return
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Connection", "close")
+        handler.end_headers()  # no length: the body ends when the connection does
+        handler.close_connection = True
+        if self.kind == "long_line":
+            self._write(handler, b'data: {"choices":[{"index":0,"delta":{"content":"')
+            block = b"y" * 65536
+            while self.sent < self.line_bytes and time.monotonic() < deadline:
+                self._write(handler, block)
+            return
+        chunk = {"choices": [{"index": 0, "delta": {"content": "z" * self.piece}}]}
+        event = f"data: {json.dumps(chunk)}\n\n".encode()
+        while self.sent < self.stop_after and time.monotonic() < deadline:
+            self._write(handler, event)
+
+    def __enter__(self) -> FloodServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class Listener:
+    """A plain HTTP server on 127.0.0.1 that answers every GET or POST with ``ok`` and keeps
+    the path of each request in ``paths``: did anything reach it?"""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        listener = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                listener.paths.append(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+
+            do_GET = do_POST = _answer  # noqa: N815 - http.server's naming
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __enter__(self) -> Listener:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

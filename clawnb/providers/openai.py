@@ -12,7 +12,12 @@ assembled :class:`~clawnb.types.AssistantTurn` is returned). Streams go through 
 book's :class:`~clawnb.providers.sse.StreamAccumulator`.
 
 Failures map onto :mod:`clawnb.errors` (``ProviderHTTPError`` and its subclasses,
-``ProviderConnectionError``, ``ProviderTimeout``, ``StreamError``). Rate limits (429, honouring
+``ProviderConnectionError``, ``ProviderTimeout``, ``StreamError``, ``ReplyTooLarge``).
+Nothing the server sends is read without a bound: one reply (text, reasoning and tool-call
+arguments) stops at ``max_reply_bytes`` (2 MiB), one SSE line at ``max_line_bytes`` (1 MiB),
+a JSON body at twice the reply cap plus 64 KiB (JSON escaping), an error body is cut after
+64 KiB — past a cap the connection is closed and :class:`~clawnb.errors.ReplyTooLarge` says
+so; nothing is retried and the turn never reaches the history. Rate limits (429, honouring
 ``Retry-After``), 5xx answers and connection failures are retried with exponential backoff —
 but only before anything reached the caller: once a delta has been shown, a broken stream is
 reported, never silently restarted. Cancelling the task (a kernel interrupt) closes the HTTP
@@ -53,6 +58,7 @@ from ..errors import (
     ProviderHTTPError,
     ProviderTimeout,
     RateLimitError,
+    ReplyTooLarge,
     ServerError,
     StreamError,
 )
@@ -74,7 +80,16 @@ from .profiles import (
     is_local_url,
     models_context_window,
 )
-from .sse import ChunkNormaliser, SSEDecoder, StreamAccumulator, parse_arguments, usage_from
+from .sse import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_REPLY_BYTES,
+    MAX_REPLY_SETTING,
+    ChunkNormaliser,
+    SSEDecoder,
+    StreamAccumulator,
+    parse_arguments,
+    usage_from,
+)
 
 if TYPE_CHECKING:
     from typing import Self
@@ -98,6 +113,7 @@ OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 OPENROUTER_DEFAULT_MODEL = "openrouter/free"
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504, 529})
+ERROR_BODY_BYTES = 64 * 1024  # of an error answer, enough for any server's message
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,6 +450,8 @@ class OpenAICompatProvider:
     ``stream_usage`` asks for token usage in streams (dropped automatically if the server
     rejects ``stream_options``). ``cache_prompt`` marks the static part of the system prompt
     cacheable (``cache_control``) for servers that honour it (Anthropic models via OpenRouter).
+    ``max_reply_bytes`` and ``max_line_bytes`` bound what one answer may hold (see the module
+    docstring; ``None``: no cap).
     """
 
     default_base_url: str = OPENAI_BASE_URL
@@ -464,6 +482,8 @@ class OpenAICompatProvider:
         cache_prompt: bool = False,
         default_cap: bool = False,
         server: str | None = None,
+        max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
+        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         model = model if model is not None else self.default_model
         if not model:
@@ -507,6 +527,13 @@ class OpenAICompatProvider:
         self.profile: ServerProfile | None = PROFILES.get(server or "")
         self.context_window: int | None = None  # the server's context size, when it says
         self._probe_pending = server == "auto" and is_local_url(self.api_base)
+        self.max_reply_bytes = max_reply_bytes
+        self.max_line_bytes = max_line_bytes
+
+    @property
+    def max_body_bytes(self) -> int | None:
+        """A JSON answer's cap: the reply's, twice (JSON escaping), and room for the rest."""
+        return None if self.max_reply_bytes is None else 2 * self.max_reply_bytes + 64 * 1024
 
     # -- construction -------------------------------------------------------------------------
 
@@ -721,13 +748,14 @@ class OpenAICompatProvider:
     async def _chat_once(
         self, client: httpx.AsyncClient, body: dict[str, Any], progress: _Progress
     ) -> AssistantTurn:
-        response = await client.post(
-            self.endpoint, json=body, headers=self._request_headers(), timeout=self.timeout
-        )
-        progress.answered = True
-        if response.status_code >= 400:
-            raise self._http_error(response, response.content)
-        return self._parse_json(response.content)
+        # streamed in, so a body past its cap is never held whole (client.post reads it all)
+        async with client.stream(
+            "POST", self.endpoint, json=body, headers=self._request_headers(), timeout=self.timeout
+        ) as response:
+            progress.answered = True
+            if response.status_code >= 400:
+                raise self._http_error(response, await _read_head(response, ERROR_BODY_BYTES))
+            return self._parse_json(await _read_capped(response, self.max_body_bytes))
 
     def _parse_json(self, raw: bytes) -> AssistantTurn:
         try:
@@ -738,9 +766,12 @@ class OpenAICompatProvider:
                 + self._redact(_preview(raw.decode("utf-8", "replace")))
             ) from None
         try:
-            return parse_completion(data)
+            turn = parse_completion(data)
         except StreamError as exc:
             raise StreamError(self._redact(exc.message), code=exc.code) from None
+        if self.max_reply_bytes is not None and _reply_size(turn) > self.max_reply_bytes:
+            raise ReplyTooLarge("the model's reply", self.max_reply_bytes, MAX_REPLY_SETTING)
+        return turn
 
     async def _with_retries(
         self,
@@ -811,17 +842,17 @@ class OpenAICompatProvider:
         ) as response:
             progress.answered = True
             if response.status_code >= 400:
-                raise self._http_error(response, await response.aread())
+                raise self._http_error(response, await _read_head(response, ERROR_BODY_BYTES))
             content_type = response.headers.get("content-type", "")
             if "json" in content_type and "event-stream" not in content_type:
                 # The server ignored ``stream: true`` and sent one JSON completion.
-                turn = self._parse_json(await response.aread())
+                turn = self._parse_json(await _read_capped(response, self.max_body_bytes))
                 if on_event is not None:
                     progress.delivered = True
                     await emit_turn(on_event, turn)
                 return turn
-            decoder = SSEDecoder()
-            normaliser = ChunkNormaliser()
+            decoder = SSEDecoder(self.max_line_bytes)
+            normaliser = ChunkNormaliser(self.max_reply_bytes)
             accumulator = StreamAccumulator()  # the book's class builds the turn
             head = b""  # the start of the body, to explain a response that is not SSE
             saw_data = False
@@ -869,6 +900,44 @@ class OpenAICompatProvider:
             f"{where} did not answer with server-sent events "
             f"(content-type {content_type or 'missing'}): {preview or 'empty body'}"
         )
+
+
+async def _read_capped(response: httpx.Response, limit: int | None) -> bytes:
+    """The whole body, or :class:`~clawnb.errors.ReplyTooLarge` as soon as it passes
+    ``limit`` bytes (a declared ``Content-Length`` past it is refused before reading)."""
+    if limit is None:
+        return await response.aread()
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise ReplyTooLarge("the server's response", limit, MAX_REPLY_SETTING)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise ReplyTooLarge("the server's response", limit, MAX_REPLY_SETTING)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _read_head(response: httpx.Response, limit: int) -> bytes:
+    """At most the first ``limit`` bytes of the body (an error answer: the message is at the
+    start; the rest is not read)."""
+    head = b""
+    async for chunk in response.aiter_bytes():
+        head += chunk[: limit - len(head)]
+        if len(head) >= limit:
+            break
+    return head
+
+
+def _reply_size(turn: AssistantTurn) -> int:
+    """The bytes one reply holds: its text, reasoning and tool-call arguments (UTF-8)."""
+    size = sum(len(t.encode("utf-8", "surrogatepass")) for t in (turn.text, turn.reasoning) if t)
+    for call in turn.tool_calls:
+        raw = call.invalid_arguments if call.invalid_arguments is not None else call.arguments
+        size += len(call.name) + len(compact_json(raw).encode("utf-8", "surrogatepass"))
+    return size
 
 
 # One HTTP client per event loop, shared by every provider on it and kept between requests: its

@@ -140,4 +140,7 @@ def provider_options(config: Config, model: str) -> dict[str, Any]:
         out["tool_choice"] = options.tool_choice
     if options.extra_body:
         out["extra_body"] = dict(options.extra_body)
+    # how much one answer may hold ([limits]): past it the provider stops reading
+    out["max_reply_bytes"] = config.limits.max_reply_bytes
+    out["max_line_bytes"] = config.limits.max_sse_line_bytes
     return out

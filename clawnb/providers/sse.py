@@ -22,6 +22,12 @@ In front of the accumulator the provider puts tolerance the book leaves out, in 
 
 Production: ``SSEDecoder → ChunkNormaliser → StreamAccumulator``, with every event also handed
 to the caller's ``on_event``.
+
+Both tolerant steps are **bounded**: a line longer than the decoder's ``max_line`` (default
+1 MiB) and a reply whose text, reasoning and tool-call arguments add up to more than the
+normaliser's ``max_reply`` (default 2 MiB) raise :class:`~clawnb.errors.ReplyTooLarge` the
+moment they pass it — a server that streams forever, or sends one 40 MB line, is stopped with
+a clear line instead of filling memory and the session file.
 """
 
 from __future__ import annotations
@@ -29,11 +35,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import StreamError
+from ..errors import ReplyTooLarge, StreamError
 from ..events import AnyStreamEvent, StreamEvent
 from ..types import AssistantTurn, StopReason, TokenUsage, ToolCall, compact_json
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_REPLY_BYTES",
     "ChunkNormaliser",
     "SSEDecoder",
     "StreamAccumulator",
@@ -42,6 +50,18 @@ __all__ = [
     "parse_sse_line",
     "usage_from",
 ]
+
+
+DEFAULT_MAX_REPLY_BYTES = 2 * 1024 * 1024
+"""One model reply's cap (text + reasoning + tool-call arguments, UTF-8): far above a whole
+file written in one ``write`` at the default output cap, far below what fills a session file."""
+DEFAULT_MAX_LINE_BYTES = 1024 * 1024
+"""One SSE line's cap: a chunk is a few hundred bytes; a whole reply fits in one line only from
+a server that ignored ``stream`` — which answers JSON, not SSE."""
+
+# The config keys that raise the caps, named in the error (clawnb.config, [limits]).
+MAX_REPLY_SETTING = "[limits] max_reply_bytes"
+MAX_LINE_SETTING = "[limits] max_sse_line_bytes"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -206,11 +226,14 @@ class SSEDecoder:
     ``id`` and ``retry`` fields. :meth:`flush` processes a last line that had no newline.
     """
 
-    __slots__ = ("_buf", "_started")
+    __slots__ = ("_buf", "_started", "max_line")
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int | None = DEFAULT_MAX_LINE_BYTES) -> None:
         self._buf = b""
         self._started = False
+        # a line past this many bytes (complete or still arriving) raises ReplyTooLarge: the
+        # buffer never holds more than one cap and one chunk (None: no cap)
+        self.max_line = max_line
 
     def feed(self, chunk: bytes) -> list[bytes]:
         data = self._buf + chunk if self._buf else chunk
@@ -232,11 +255,20 @@ class SSEDecoder:
         else:
             lines = data.split(b"\n")
             self._buf = lines.pop()
+        if self.max_line is not None:
+            self._check_lengths(lines)
         out = []
         for line in lines:
             if line.startswith(b"data:"):
                 out.append(line[6:] if line[5:6] == b" " else line[5:])
         return out
+
+    def _check_lengths(self, lines: list[bytes]) -> None:
+        limit = self.max_line
+        assert limit is not None
+        if len(self._buf) > limit or any(len(line) > limit for line in lines):
+            self._buf = b""  # nothing of it is kept: the stream is over
+            raise ReplyTooLarge("one line of the server's stream", limit, MAX_LINE_SETTING)
 
     def flush(self) -> list[bytes]:
         """End of body: a final line without a newline still counts."""
@@ -358,16 +390,28 @@ class ChunkNormaliser:
       before ``Done``; ``Done`` comes exactly once, at ``[DONE]`` or at :meth:`close`.
 
     Garbage never raises; an ``error`` object in the stream (or ``finish_reason: "error"``)
-    raises :class:`~clawnb.errors.StreamError` with the server's message.
+    raises :class:`~clawnb.errors.StreamError` with the server's message. Text, reasoning and
+    tool-call arguments are counted as they arrive (held-back arguments too): past
+    ``max_reply`` bytes :class:`~clawnb.errors.ReplyTooLarge` is raised.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_reply: int | None = DEFAULT_MAX_REPLY_BYTES) -> None:
         self._slots: list[_Slot] = []
         self._by_index: dict[int, _Slot] = {}
         self._by_id: dict[str, _Slot] = {}
         self._usage: TokenUsage | None = None
         self._broken: bytes | None = None
         self.done = False
+        self.max_reply = max_reply
+        self.reply_bytes = 0  # text + reasoning + arguments received so far (UTF-8)
+
+    def _count(self, text: str) -> None:
+        """Add one piece of the reply to its size; past the cap the reply is refused."""
+        if self.max_reply is None:
+            return
+        self.reply_bytes += len(text.encode("utf-8", "surrogatepass"))
+        if self.reply_bytes > self.max_reply:
+            raise ReplyTooLarge("the model's reply", self.max_reply, MAX_REPLY_SETTING)
 
     def feed(self, payload: bytes | str) -> list[AnyStreamEvent]:
         """One ``data`` payload → events. Never raises for malformed input."""
@@ -419,9 +463,11 @@ class ChunkNormaliser:
         if isinstance(delta, dict):
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if reasoning and isinstance(reasoning, str):
+                self._count(reasoning)
                 events.append(StreamEvent.ReasoningDelta(reasoning))
             content = delta.get("content")
             if content and isinstance(content, str):
+                self._count(content)
                 events.append(StreamEvent.TextDelta(content))
             elif content:
                 self._content_parts(content, events)
@@ -443,6 +489,7 @@ class ChunkNormaliser:
                 continue
             kind = part.get("type")
             if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
+                self._count(part["text"])
                 events.append(StreamEvent.TextDelta(part["text"]))
             elif kind == "thinking":
                 inner = part.get("thinking")
@@ -450,6 +497,7 @@ class ChunkNormaliser:
                 for piece in pieces:
                     text = piece.get("text") if isinstance(piece, dict) else None
                     if isinstance(text, str) and text:
+                        self._count(text)
                         events.append(StreamEvent.ReasoningDelta(text))
 
     def _tool_delta(self, tc: dict[str, Any], events: list[AnyStreamEvent]) -> None:
@@ -475,9 +523,11 @@ class ChunkNormaliser:
                 slot.id, slot.synthetic_id = call_id, False
             self._by_id[call_id] = slot
         if name is not None and not slot.started:
+            self._count(name)  # endless new calls add up too
             slot.name = name
             events.append(StreamEvent.ToolCallStart(slot.position, slot.id, slot.name))
         if args:
+            self._count(args)
             slot.args.append(args)
         self._hand_on_arguments(slot, events)
 
