@@ -21,6 +21,8 @@
     ├── SandboxUnavailable           ``[sandbox] mode = "required"`` and bubblewrap cannot run
     ├── SessionError                 a session file is missing or corrupt
     ├── SecretInPromptError          a ``{name}`` in a %%claw prompt would put a key in the request
+    ├── UnsafeFileError              a workspace file clawnb reads by itself (CLAUDE.md …) is a
+    │                                link out, a FIFO, a device or too big (clawnb.control.files)
     ├── CommandError                 a ``/command`` unknown or used wrongly (one line to show)
     └── AgentError                   the loop itself stopped
         └── MaxTurnsExceeded
@@ -58,6 +60,7 @@ __all__ = [
     "ServerError",
     "SessionError",
     "StreamError",
+    "UnsafeFileError",
 ]
 
 
@@ -215,6 +218,12 @@ class SessionError(ClawError):
 
 class SecretInPromptError(ClawError):
     """A ``{name}`` in a prompt would have put a key into what is sent to the model."""
+
+
+class UnsafeFileError(ClawError):
+    """A file the workspace supplies (an instruction file) was not read: it leads out of its
+    directory, is not a regular file, or is too big. The message names the file and says why,
+    never what it holds."""
 
 
 class CommandError(ClawError):

@@ -16,6 +16,13 @@ expensive, unchanging prefix is billed at the cache rate on every later request.
 cache prefixes automatically (OpenAI) need nothing: the static half already comes first.
 
 Sections can be replaced or added by name (``builder.section("identity", "...")``).
+
+Every byte ``build()`` returns has passed the secrets redactor
+(:func:`clawnb.control.secrets.redact`): the instructions come from files a repository
+chose, the environment section from the machine, an added section from anyone, and the
+system prompt goes to the model before any tool call could be refused. A key that reaches a
+section (an instruction file that quotes one, a ``.env`` value pasted into ``AGENTS.md``)
+leaves as ``***``.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from .control.secrets import redact, watch_dotenv
 from .instructions import InstructionLoader
 
 __all__ = [
@@ -184,13 +192,19 @@ class SystemPromptBuilder:
         return [s for s in out if s.static] + [s for s in out if not s.static]
 
     def build(self) -> str:
-        """The prompt: static sections, the boundary marker, dynamic sections."""
+        """The prompt: static sections, the boundary marker, dynamic sections — redacted."""
+        # The workspace's .env keys are secrets too, though not in os.environ: the redactor
+        # must know them before it reads a section (build_agent does this as well; a
+        # builder used on its own must not depend on it).
+        watch_dotenv(self.workspace)
         parts = self.sections()
         static = "\n\n".join(s.text for s in parts if s.static)
         dynamic = "\n\n".join(s.text for s in parts if not s.static)
         if not dynamic:
-            return static
-        return f"{static}\n\n{DYNAMIC_BOUNDARY}\n\n{dynamic}"
+            return redact(static)
+        # each half on its own: "***" can never straddle the boundary marker, so the static
+        # half stays byte-identical from one session to the next (the cache prefix)
+        return f"{redact(static)}\n\n{DYNAMIC_BOUNDARY}\n\n{redact(dynamic)}"
 
 
 def split_system_prompt(text: str) -> tuple[str, str | None]:

@@ -579,7 +579,8 @@ def build_agent(
             builder.section("deferred_tools", deferred, static=True)
         system_prompt = builder.build()
     if prompt_suffix:
-        system_prompt = f"{system_prompt}\n\n{prompt_suffix}"
+        # the front end's words (the notebook's path): redacted like the builder's sections
+        system_prompt = f"{system_prompt}\n\n{redact(prompt_suffix)}"
 
     from ..agent import SimpleAgent, StreamingAgent
 
