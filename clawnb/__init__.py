@@ -2,12 +2,45 @@
 
 ``import clawnb`` is cheap: public names load on first use, and nothing here imports httpx,
 IPython or ipywidgets. In a notebook, ``%load_ext clawnb`` registers the ``%%claw`` magic.
+
+What clawnb imports on first use comes from the installed environment only, never from the
+workspace or the current folder (:mod:`clawnb.control.imports`): the public names below and
+the notebook extension load through that guard.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: it is an import too, and ``python -m clawnb``
+# runs this file before anything else with the current folder first on sys.path (below).
+import os as _os
+import sys as _sys
 
-import importlib
-from typing import TYPE_CHECKING, Any
+
+def _forget_the_current_folder() -> None:
+    """``python -m clawnb …`` (or ``-m clawnb.anything``): Python put the current folder first
+    on ``sys.path`` before it ran this file, so a ``typing.py``, ``pydantic.py`` … of the
+    folder the person happens to be in (a cloned repository) would be imported in its place.
+    The ``clawnb`` command (a console script) puts its own bin folder there instead, which is
+    harmless, and ``python -P`` / ``-I`` add nothing. Only the entry Python added for ``-m``
+    goes: while it looks for the module, ``sys.argv[0]`` is ``"-m"``."""
+    if _sys.argv[:1] != ["-m"] or not _sys.path:
+        return
+    argv = getattr(_sys, "orig_argv", [])
+    # the word after "-m" (or after a cluster of short flags ending in it, like "-Bm")
+    flags = [i for i, a in enumerate(argv[1:-1], 1) if a[:1] == "-" and a[1:].isalpha()]
+    target = next((argv[i + 1] for i in flags if argv[i].endswith("m")), "")
+    if target != "clawnb" and not target.startswith("clawnb."):
+        return  # another program's -m run imported clawnb: its sys.path is its own
+    try:
+        here = _os.path.realpath(_os.getcwd())
+    except OSError:
+        return
+    if _sys.path[0] and _os.path.realpath(_sys.path[0]) == here:
+        del _sys.path[0]
+
+
+_forget_the_current_folder()
+del _forget_the_current_folder
+
+from typing import TYPE_CHECKING, Any  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -251,7 +284,11 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'clawnb' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    from .control.imports import load
+
+    # through the guard: everything the module imports while it loads (pydantic, httpx …)
+    # comes from the installed environment, not from the folder the script runs in
+    value = getattr(load(module), name)
     globals()[name] = value
     return value
 
@@ -262,7 +299,7 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext clawnb``: register the ``%%claw`` magics (imports stay lazy)."""
-    from .notebook import load_ipython_extension as _load
+    from .notebook import load_ipython_extension as _load  # puts the import guard in place
 
     _load(ipython)
 

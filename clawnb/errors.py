@@ -23,6 +23,8 @@
     ├── SecretInPromptError          a ``{name}`` in a %%claw prompt would put a key in the request
     ├── UnsafeFileError              a workspace file clawnb reads by itself (CLAUDE.md …) is a
     │                                link out, a FIFO, a device or too big (clawnb.control.files)
+    ├── ShadowedModuleError          a module in the workspace shadows one clawnb needs; clawnb
+    │                                did not import it (clawnb.control.imports)
     ├── CommandError                 a ``/command`` unknown or used wrongly (one line to show)
     └── AgentError                   the loop itself stopped
         └── MaxTurnsExceeded
@@ -59,6 +61,7 @@ __all__ = [
     "SecretInPromptError",
     "ServerError",
     "SessionError",
+    "ShadowedModuleError",
     "StreamError",
     "UnsafeFileError",
 ]
@@ -224,6 +227,11 @@ class UnsafeFileError(ClawError):
     """A file the workspace supplies (an instruction file) was not read: it leads out of its
     directory, is not a regular file, or is too big. The message names the file and says why,
     never what it holds."""
+
+
+class ShadowedModuleError(ClawError):
+    """A module clawnb needs would come from (or already came from) the workspace or the
+    current folder instead of the installed environment, so clawnb did not use it."""
 
 
 class CommandError(ClawError):

@@ -36,6 +36,11 @@ def _note_cell(info: Any) -> None:
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics, the ``%%claw`` input transformer and the error recorder."""
+    from ..control.imports import load
+
+    # the notebook's folder is first on the kernel's sys.path: from here on clawnb's imports
+    # go through the guard, which this puts in place (clawnb.control.imports)
+    load("clawnb.notebook.magic")
     from .magic import ClawMagics, ClawTransformer
 
     if getattr(ipython, "_clawnb_loaded", False):

@@ -27,6 +27,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..control.imports import load
+
 __all__ = ["BEACON_ESM", "make_beacon"]
 
 BEACON_ESM = r"""
@@ -186,6 +188,8 @@ def make_beacon() -> Any:
 @functools.cache
 def _beacon_class() -> Any:
     try:
+        load("anywidget")  # the installed ones, never modules of the notebook's folder
+        load("traitlets")
         import anywidget
         import traitlets
     except ImportError:

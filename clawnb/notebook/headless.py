@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..control.imports import load
+
 __all__ = ["QUICKSTART", "execute_notebook", "main", "run_notebook", "run_quickstart", "transcript"]
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "00_quickstart.ipynb"
@@ -34,6 +36,8 @@ def execute_notebook(
     working directory. ``env`` is added to the kernel's environment only (this process's stays
     as it is); ``options`` go to nbclient's ``NotebookClient``. Raises nbclient's
     ``CellExecutionError`` on a failing cell unless ``allow_errors``."""
+    load("nbformat")  # the installed ones, never a module of the current folder
+    load("nbclient")
     import nbformat
     from nbclient import NotebookClient
 
@@ -63,6 +67,7 @@ def run_notebook(
     """Execute ``path`` in a fresh kernel (cwd = the notebook's folder), tool approvals
     answered by the ``approval`` policy, and return the executed notebook (also written to
     ``save``). Raises nbclient's ``CellExecutionError`` if a cell fails."""
+    load("nbformat")
     import nbformat
 
     nb = execute_notebook(

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..control.imports import load
+
 __all__ = ["KERNEL_NAME", "install", "kernel_spec", "main", "prompt_transformer"]
 
 KERNEL_NAME = "clawnb"
@@ -63,6 +65,7 @@ def install(
     *, user: bool = False, sys_prefix: bool = False, prefix: str | os.PathLike[str] | None = None
 ) -> str:
     """Register the "clawnb" kernelspec; return the directory it was installed to."""
+    load("jupyter_client.kernelspec")
     from jupyter_client.kernelspec import KernelSpecManager
 
     if sys_prefix:
@@ -80,6 +83,7 @@ def install(
 
 
 def _make_kernel_class() -> type:
+    load("ipykernel.ipkernel")
     from ipykernel.ipkernel import IPythonKernel
 
     class ClawKernel(IPythonKernel):
@@ -100,6 +104,7 @@ def _make_kernel_class() -> type:
 
 def launch() -> None:
     """Start the kernel (what the kernelspec's argv runs)."""
+    load("ipykernel.kernelapp")
     from ipykernel.kernelapp import IPKernelApp
 
     IPKernelApp.launch_instance(kernel_class=_make_kernel_class())

@@ -21,6 +21,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from ..control.imports import load
 from ..permissions import PermissionMode
 
 if TYPE_CHECKING:
@@ -213,8 +214,8 @@ class ClawMagics(Magics):
 
     def _show_stop_button(self, task: asyncio.Task[None]) -> None:
         try:
-            import ipywidgets as widgets
-            from IPython.display import display
+            widgets = load("ipywidgets")
+            display = load("IPython.display").display
         except ImportError:
             print("%%claw is running in the background; interrupting will not stop it")
             return

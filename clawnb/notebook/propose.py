@@ -30,6 +30,7 @@ import html
 from collections.abc import Iterator
 from typing import Any
 
+from ..control.imports import load
 from ..tools.base import BaseTool, ToolError, require_str
 from ..types import JSON, ToolDefinition
 from .transcript import ANSWERING, RUNNING
@@ -112,7 +113,7 @@ class CellProposals:
         return None
 
     async def _ask_widget(self, card: Any, block: Any, code: str) -> str:
-        import ipywidgets as w
+        w = load("ipywidgets")
 
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[str] = loop.create_future()

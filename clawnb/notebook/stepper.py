@@ -8,7 +8,10 @@ static table a saved notebook keeps is the same content, all steps at once.
 
 from __future__ import annotations
 
-import ipywidgets as widgets
+from ..control.imports import load
+
+load("ipywidgets")  # the installed one, never a module of the notebook's folder
+import ipywidgets as widgets  # noqa: E402
 
 __all__ = ["Stepper"]
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Config, ConfigLoader
 from ..context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
 from ..control.checkpoints import Checkpoints
+from ..control.imports import distrust
 from ..control.secrets import redact, watch_dotenv
 from ..errors import ContextOverflowError
 from ..events import AgentEvent, AgentEventCallback, AnyAgentEvent, ApprovalCallback, emit
@@ -480,6 +481,7 @@ def build_agent(
     """
     ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
     watch_dotenv(ws)  # the workspace's .env keys are secrets too, though not in os.environ
+    distrust(ws)  # clawnb's own imports never come from the workspace (clawnb.control.imports)
     if config is None:
         config = ConfigLoader.load(project_dir=ws)
     model_name = model or config.model

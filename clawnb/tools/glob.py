@@ -165,7 +165,12 @@ class GitIgnore:
         return None
 
     def _load(self, directory: str, file: str | Path) -> None:
-        from pathspec import GitIgnoreSpec  # imported on first use: keeps `import clawnb` cheap
+        # imported on first use (keeps `import clawnb` cheap), through the guard: never a
+        # pathspec.py of the workspace (clawnb.control.imports)
+        from ..control.imports import load
+
+        load("pathspec")
+        from pathspec import GitIgnoreSpec
 
         try:
             with open(file, encoding="utf-8", errors="replace") as fh:

@@ -184,10 +184,13 @@ def structural_errors(nb: dict[str, Any]) -> list[str]:
 def nbformat_error(nb: dict[str, Any]) -> str | None:
     """``nbformat.validate``'s complaint about ``nb``, ``None`` when valid or when nbformat
     is not installed (the structural checks then stand alone)."""
+    from ..control.imports import load
+
     try:
+        load("nbformat")  # the installed one, never a workspace's nbformat.py
         import nbformat
         from nbformat import ValidationError
-    except ImportError:
+    except ImportError:  # not installed (a workspace's stand-in raises ShadowedModuleError)
         return None
     with warnings.catch_warnings():
         # nbformat warns (instead of failing) about things like missing ids; the structural

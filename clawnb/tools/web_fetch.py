@@ -49,7 +49,11 @@ MAX_REDIRECTS = 5
 
 def html_to_text(html: str, base_url: str = "") -> str:
     """Readable text from HTML: headings, lists and links survive, markup does not."""
-    import html2text  # imported on first use: keeps `import clawnb` cheap
+    # imported on first use (keeps `import clawnb` cheap), through the guard: never a
+    # html2text.py of the workspace (clawnb.control.imports)
+    from ..control.imports import load
+
+    html2text = load("html2text")
 
     converter = html2text.HTML2Text(baseurl=base_url)
     converter.body_width = 0  # no hard wrapping
@@ -143,7 +147,10 @@ class WebFetchTool(BaseTool):
     async def call(self, args: JSON) -> str:
         url = require_str(args, "url")
         max_length = optional_int(args, "max_length", minimum=1) or self.max_length
-        import httpx  # imported on first use: keeps `import clawnb` cheap
+        from ..control.imports import load
+
+        load("httpx")  # on first use, through the guard (see html_to_text)
+        import httpx
 
         try:
             async with httpx.AsyncClient(
