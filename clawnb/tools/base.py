@@ -5,6 +5,11 @@ A tool is any object with a ``definition`` and an ``async call(args) -> str`` (s
 :class:`clawnb.types.Tool`). Subclassing :class:`BaseTool` is optional; it only supplies the
 fail-closed metadata defaults: not read-only, and concurrency-safe only when read-only.
 
+Every file tool opens files through :func:`open_regular` (or :func:`read_regular`): a FIFO, a
+socket, a device or a ``/proc``/``/sys`` pseudo-file is refused *before* it is opened for
+reading — never a read that blocks the process or one that returns a different answer each
+time.
+
 A tool that changes files can also offer ``async preview(args) -> ChangePreview``
 (:class:`Previewing`): it runs the same checks as ``call`` and computes the exact change,
 without touching the disk. A front end shows that change *before* asking the user, and a
@@ -15,11 +20,14 @@ failing check becomes the call's result without a question (see
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import os
+import stat
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from ..types import JSON, ToolDefinition
 
@@ -27,10 +35,14 @@ __all__ = [
     "BaseTool",
     "ChangePreview",
     "Previewing",
+    "FileStamp",
     "FileState",
     "ToolError",
+    "check_regular",
     "optional_int",
+    "open_regular",
     "optional_str",
+    "read_regular",
     "report_output",
     "require_str",
     "resolve_path",
@@ -169,6 +181,122 @@ def resolve_path(path: str, workspace: str | os.PathLike[str] | None = None) -> 
     return Path(workspace) / p
 
 
+# -- regular files only -----------------------------------------------------------------------
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+# Kernel pseudo-file systems: their "regular" files (/proc/self/environ, /sys/…) report a size
+# of 0 or 4096 whatever they hold, may block or change on every read, and hold the process's
+# environment and the machine's state, not the project's.
+_PSEUDO_ROOTS = ("/proc", "/sys")
+
+
+@cache
+def _pseudo_devices() -> frozenset[int]:
+    devices = set()
+    for root in _PSEUDO_ROOTS:
+        try:
+            devices.add(os.stat(root).st_dev)
+        except OSError:
+            pass
+    return frozenset(devices)
+
+
+def _is_pseudo(path: Path, st: os.stat_result) -> bool:
+    if st.st_dev in _pseudo_devices():
+        return True
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root + "/") for root in _PSEUDO_ROOTS)
+
+
+def check_regular(path: Path, st: os.stat_result, shown: str | None = None) -> None:
+    """Raise :class:`ToolError` (``'x' is not a regular file (it is a FIFO …)``) unless
+    ``st`` (the stat of ``path``) is a regular file outside ``/proc`` and ``/sys``."""
+    shown = shown if shown is not None else str(path)
+    kind = next((name for test, name in _KINDS if test(st.st_mode)), None)
+    if kind is None and not stat.S_ISREG(st.st_mode):
+        kind = "not a file"
+    if kind is None and _is_pseudo(path, st):
+        kind = "a pseudo-file of /proc or /sys"
+    if kind is not None:
+        raise ToolError(
+            f"'{shown}' is not a regular file (it is {kind}); file tools only open regular files"
+        )
+
+
+def open_regular(path: Path, shown: str | None = None) -> BinaryIO:
+    """``path`` opened for reading in binary, refused with :class:`ToolError` when it is not a
+    regular file (:func:`check_regular`) — checked *before* opening, so a FIFO never blocks
+    and a device is never touched, and again on the opened descriptor (``O_NONBLOCK``), so a
+    file swapped for a FIFO in between is caught too. ``OSError`` (missing, no permission)
+    is left to the caller."""
+    check_regular(path, os.stat(path), shown)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    try:
+        check_regular(path, os.fstat(fd), shown)
+        os.set_blocking(fd, True)  # a regular file: the flag only mattered for the open
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path, shown: str | None = None) -> bytes:
+    """The whole content of a regular file (see :func:`open_regular`)."""
+    with open_regular(path, shown) as fh:
+        return fh.read()
+
+
+# -- read-before-edit -------------------------------------------------------------------------
+
+
+def content_digest(data: bytes) -> bytes:
+    """The content hash a :class:`FileStamp` keeps (SHA-256: the fastest of hashlib's here,
+    hardware-assisted on current CPUs — about 1 GB/s)."""
+    return hashlib.sha256(data).digest()
+
+
+_HASH_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """How a file looked when the agent saw it: modification time (ns), size, and a hash of
+    its content (``None`` only for a file too large to hash, see
+    :attr:`FileState.max_hash_bytes`). Time and size alone miss a same-size rewrite whose
+    mtime was put back (``touch -r``, ``os.utime``); the hash does not."""
+
+    mtime_ns: int
+    size: int
+    digest: bytes | None
+
+    @classmethod
+    def of(cls, fh: BinaryIO, data: bytes | None = None, *, limit: int) -> FileStamp:
+        """The stamp of the open file ``fh``: its fstat now, and the hash of ``data`` (the
+        bytes just read from it or written to it) or, without ``data``, of its content read
+        from the start in chunks (not when it is larger than ``limit``)."""
+        st = os.fstat(fh.fileno())
+        if data is not None:
+            return cls(st.st_mtime_ns, st.st_size, content_digest(data))
+        if st.st_size > limit:
+            return cls(st.st_mtime_ns, st.st_size, None)
+        fh.seek(0)
+        hasher = hashlib.sha256()
+        seen = 0
+        while chunk := fh.read(_HASH_CHUNK):
+            seen += len(chunk)
+            if seen > limit:  # grew while being hashed
+                return cls(st.st_mtime_ns, st.st_size, None)
+            hasher.update(chunk)
+        return cls(st.st_mtime_ns, st.st_size, hasher.digest())
+
+
 class FileState:
     """Remembers which files the agent read in this session, and how they looked then.
 
@@ -176,60 +304,96 @@ class FileState:
     WriteTool and EditTool call :meth:`check_fresh` before changing an *existing* file, so the
     model never overwrites a file it has not seen, nor one that changed on disk since (an
     editor, a formatter, ``git checkout``). A successful write or edit records the new state.
-    The stamp is (mtime in ns, size): a same-tick rewrite that changes the length is caught
-    even on file systems with coarse timestamps.
+
+    The stamp (:class:`FileStamp`) is mtime, size *and a hash of the content*: a change between
+    the read and the edit — or between an edit's preview, which the person approves, and its
+    apply — is caught even when it keeps the size and puts the mtime back, so no call writes
+    text computed from a file nobody saw. The hash is taken of the bytes the tool read or wrote
+    anyway; a windowed read of a large file hashes it in one more pass, up to
+    :attr:`max_hash_bytes` (a bigger file gets no hash and cannot be edited or overwritten
+    with these tools: its changes could not be checked).
     """
 
+    #: files up to this size are hashed; edit and write refuse bigger ones (256 MiB: about a
+    #: quarter of a second of hashing, far more than edit's whole-file diff can show anyway)
+    max_hash_bytes: int = 256 * 1024 * 1024
+
     def __init__(self) -> None:
-        self._stamps: dict[str, tuple[int, int]] = {}
+        self._stamps: dict[str, FileStamp] = {}
 
     @staticmethod
     def _key(path: Path) -> str:
         return os.path.realpath(path)
 
-    @staticmethod
-    def _stamp(path: Path) -> tuple[int, int]:
-        st = os.stat(path)
-        return st.st_mtime_ns, st.st_size
-
-    def record(self, path: Path) -> None:
-        """Note that the agent has seen ``path`` as it is on disk now."""
+    def record(self, path: Path, data: bytes | None = None) -> None:
+        """Note that the agent has seen ``path`` as it is on disk now: ``data`` is the content
+        just read or written (hashed as is), else the file is read to hash it."""
         try:
-            self._stamps[self._key(path)] = self._stamp(path)
-        except OSError:
+            with open_regular(path) as fh:
+                stamp = FileStamp.of(fh, data, limit=self.max_hash_bytes)
+        except (OSError, ToolError):
             self._stamps.pop(self._key(path), None)
+            return
+        self._stamps[self._key(path)] = stamp
+
+    def remember(self, path: Path, stamp: FileStamp) -> None:
+        """Record a stamp a tool took from its own open file (what it read is what it hashed)."""
+        self._stamps[self._key(path)] = stamp
 
     def forget(self, path: Path) -> None:
         self._stamps.pop(self._key(path), None)
 
     def seen_mtime(self, path: Path) -> int | None:
         stamp = self._stamps.get(self._key(path))
-        return stamp[0] if stamp is not None else None
+        return stamp.mtime_ns if stamp is not None else None
 
-    def check_fresh(self, path: Path, action: str, shown: str | None = None) -> None:
+    def check_fresh(
+        self, path: Path, action: str, shown: str | None = None, data: bytes | None = None
+    ) -> None:
         """Raise :class:`ToolError` unless ``path`` is new, or was read and is unchanged.
 
         ``action`` is the verb for the message (``"editing"``, ``"overwriting"``); ``shown``
-        is the path as the model wrote it.
+        is the path as the model wrote it. ``data``: the content the caller has just read and
+        is about to change (compared as it is, so what it changes is what the agent saw);
+        without it the file is read again to compare.
         """
         shown = shown if shown is not None else str(path)
         try:
-            current = self._stamp(path)
+            st = os.stat(path)
         except FileNotFoundError:
             return  # a new file needs no read
         except OSError:
             return  # the tool itself will report the real problem
+        check_regular(path, st, shown)
         seen = self._stamps.get(self._key(path))
         if seen is None:
             raise ToolError(
                 f"you must read '{shown}' before {action} it; use the read tool first "
                 "to see its current contents"
             )
-        if seen != current:
+        changed = ToolError(
+            f"'{shown}' was modified on disk since you last read it; read it again "
+            f"before {action} it"
+        )
+        if (st.st_mtime_ns, st.st_size) != (seen.mtime_ns, seen.size):
+            raise changed
+        if seen.digest is None:
             raise ToolError(
-                f"'{shown}' was modified on disk since you last read it; read it again "
-                f"before {action} it"
+                f"'{shown}' is larger than {self.max_hash_bytes // (1024 * 1024)} MiB, too large "
+                f"to check for changes since you read it; {action} it is refused (use bash if "
+                "you must)"
             )
+        current: bytes | None
+        if data is not None:
+            current = content_digest(data)
+        else:
+            try:
+                with open_regular(path, shown) as fh:
+                    current = FileStamp.of(fh, limit=self.max_hash_bytes).digest
+            except OSError:
+                return  # the tool itself will report the real problem
+        if current != seen.digest:
+            raise changed
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, Path | str) and self._key(Path(path)) in self._stamps

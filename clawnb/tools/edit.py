@@ -13,7 +13,10 @@ Beyond the book:
 * the result shows a small diff with line numbers, so the model sees what changed;
 * the write is atomic (see :func:`clawnb.tools.write.atomic_write`) and goes through symlinks;
 * with a shared :class:`~clawnb.tools.base.FileState` the file must have been read first and
-  be unchanged on disk since (read-before-edit);
+  be unchanged on disk since (read-before-edit) — compared by content, on the very bytes the
+  edit is computed from, so a change between the preview a person approved and the apply
+  (even one that keeps the size and puts the mtime back) is refused, never written over;
+* only regular files are opened (a FIFO or a device is an error, never a read that blocks);
 * :meth:`EditTool.preview` runs every one of those checks and computes the exact diff without
   writing, so a front end can show the real change (line numbers, context) before asking —
   ``call`` applies the very same computation.
@@ -25,7 +28,7 @@ import asyncio
 from pathlib import Path
 
 from ..types import JSON, ToolDefinition
-from .base import ChangePreview, FileTool, ToolError, require_str, resolve_path
+from .base import ChangePreview, FileTool, ToolError, read_regular, require_str, resolve_path
 from .diff import PREVIEW_DIFF_LINES, change_counts, render_diff
 from .write import atomic_write, real_target, refuse_notebook
 
@@ -90,7 +93,8 @@ class EditTool(FileTool):
     )
 
     def _checked(self, args: JSON) -> tuple[str, Path, str, str]:
-        """The argument and read-before-edit checks ``preview`` and ``call`` share."""
+        """The argument checks ``preview`` and ``call`` share (read-before-edit is checked
+        in :meth:`_plan`, on the bytes the edit is computed from)."""
         path = require_str(args, "path")
         old = require_str(args, "old_string")
         new = require_str(args, "new_string")
@@ -100,8 +104,6 @@ class EditTool(FileTool):
             raise ToolError("old_string and new_string are identical; nothing to change")
         target = real_target(resolve_path(path, self.workspace))
         refuse_notebook(path, target, "edit")
-        if self.file_state is not None:
-            self.file_state.check_fresh(target, "editing", path)
         return path, target, old, new
 
     async def preview(self, args: JSON) -> ChangePreview:
@@ -123,9 +125,9 @@ class EditTool(FileTool):
 
     async def call(self, args: JSON) -> str:
         path, target, old, new = self._checked(args)
-        before, after, how = await asyncio.to_thread(self._edit, path, target, old, new)
+        before, after, how, written = await asyncio.to_thread(self._edit, path, target, old, new)
         if self.file_state is not None:
-            self.file_state.record(target)
+            self.file_state.record(target, written)
         note = {
             "": "",
             "quotes": " (matched after normalising quotes)",
@@ -134,22 +136,24 @@ class EditTool(FileTool):
         diff = render_diff(before, after) or "(no change: the file already read like that)"
         return f"edited {path}{note}\n\n{diff}"
 
-    @classmethod
-    def _edit(cls, shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:
-        before, after, how = cls._plan(shown, target, old, new)
+    def _edit(self, shown: str, target: Path, old: str, new: str) -> tuple[str, str, str, bytes]:
+        before, after, how = self._plan(shown, target, old, new)
+        data = after.encode("utf-8", errors="replace")
         try:
-            atomic_write(target, after.encode("utf-8", errors="replace"))
+            atomic_write(target, data)
         except OSError as exc:
             raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
-        return before, after, how
+        return before, after, how, data
 
-    @staticmethod
-    def _plan(shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:
-        """``(before, after, how)`` for the edit, computed from the file on disk."""
+    def _plan(self, shown: str, target: Path, old: str, new: str) -> tuple[str, str, str]:
+        """``(before, after, how)`` for the edit, computed from the file on disk — after
+        checking that those bytes are the ones the agent read (read-before-edit)."""
         try:
-            data = target.read_bytes()
+            data = read_regular(target, shown)
         except OSError as exc:
             raise ToolError(f"failed to read '{shown}'") from exc
+        if self.file_state is not None:
+            self.file_state.check_fresh(target, "editing", shown, data)
         if b"\x00" in data[:8192]:
             raise ToolError(f"'{shown}' looks like a binary file; edit only changes text files")
         try:

@@ -8,6 +8,11 @@ Memory stays bounded whatever the file: a window is **streamed** (lines before `
 skipped without being kept, reading stops after ``limit`` lines, and a line longer than
 ``MAX_LINE_CHARS`` is cut with a note instead of being held whole), and a whole-file read of a
 file over ``max_bytes`` (10 MiB) is refused with a hint to read it in windows.
+
+Only regular files are opened (:func:`~clawnb.tools.base.open_regular`): a FIFO, a socket, a
+device or a ``/proc`` file is an error at once, never a read that blocks. The
+:class:`~clawnb.tools.base.FileStamp` recorded for read-before-edit is taken from the very
+file handle that was read, with a hash of what it held.
 """
 
 from __future__ import annotations
@@ -19,7 +24,16 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..types import JSON, ToolDefinition
-from .base import FileTool, ToolError, optional_int, require_str, resolve_path
+from .base import (
+    FileStamp,
+    FileState,
+    FileTool,
+    ToolError,
+    open_regular,
+    optional_int,
+    require_str,
+    resolve_path,
+)
 
 __all__ = ["ReadTool"]
 
@@ -43,19 +57,24 @@ class ReadTool(FileTool):
         offset = optional_int(args, "offset", minimum=1)
         limit = optional_int(args, "limit", minimum=0)
         target = resolve_path(path, self.workspace)
+        state = self.file_state
         try:
             if offset is None and limit is None:
-                text = await asyncio.to_thread(self._read_whole, target, path)
+                text, stamp = await asyncio.to_thread(self._read_whole, target, path, state)
             else:
-                text = await asyncio.to_thread(_read_window, target, path, offset or 1, limit)
+                text, stamp = await asyncio.to_thread(
+                    _read_window, target, path, offset or 1, limit, state
+                )
         except OSError as exc:
             raise ToolError(f"failed to read '{path}'") from exc
-        if self.file_state is not None:
-            self.file_state.record(target)
+        if state is not None and stamp is not None:
+            state.remember(target, stamp)
         return text
 
-    def _read_whole(self, target: Path, path: str) -> str:
-        with open(target, "rb") as fh:
+    def _read_whole(
+        self, target: Path, path: str, state: FileState | None
+    ) -> tuple[str, FileStamp | None]:
+        with open_regular(target, path) as fh:
             size = os.fstat(fh.fileno()).st_size
             head = fh.read(8192)
             if b"\x00" in head:
@@ -67,12 +86,13 @@ class ReadTool(FileTool):
                 )
             # read up to the limit only: the file may have grown since fstat
             data = head + fh.read(self.max_bytes + 1 - len(head))
-        if len(data) > self.max_bytes:
-            raise ToolError(
-                f"'{path}' is more than {_size(self.max_bytes)}; read it in windows with "
-                "offset and limit"
-            )
-        return data.decode("utf-8", errors="replace")
+            if len(data) > self.max_bytes:
+                raise ToolError(
+                    f"'{path}' is more than {_size(self.max_bytes)}; read it in windows with "
+                    "offset and limit"
+                )
+            stamp = FileStamp.of(fh, data, limit=state.max_hash_bytes) if state else None
+        return data.decode("utf-8", errors="replace"), stamp
 
 
 # A line longer than this is cut in a windowed read (a minified bundle, a NUL-filled hole).
@@ -112,11 +132,14 @@ def _physical_lines(fh: BinaryIO) -> Iterator[tuple[bytes, int]]:
         yield line, skipped
 
 
-def _read_window(target: Path, path: str, offset: int, limit: int | None) -> str:
-    """Numbered lines ``offset`` .. ``offset + limit - 1``, read as a stream."""
+def _read_window(
+    target: Path, path: str, offset: int, limit: int | None, state: FileState | None
+) -> tuple[str, FileStamp | None]:
+    """Numbered lines ``offset`` .. ``offset + limit - 1``, read as a stream; with a
+    ``state``, the stamp of the whole file (hashed in one more pass over the same handle)."""
     out: list[str] = []
     n = 0
-    with open(target, "rb") as fh:
+    with open_regular(target, path) as fh:
         if b"\x00" in fh.read(8192):
             size = os.fstat(fh.fileno()).st_size
             raise ToolError(f"'{path}' looks like a binary file ({size} bytes); not shown")
@@ -135,4 +158,5 @@ def _read_window(target: Path, path: str, offset: int, limit: int | None) -> str
                 if skipped and i == len(pieces) - 1:
                     piece += f" [... {skipped} more bytes of this line not shown ...]"
                 out.append(f"{n}\t{piece}")
-    return "\n".join(out)
+        stamp = FileStamp.of(fh, limit=state.max_hash_bytes) if state is not None else None
+    return "\n".join(out), stamp

@@ -11,7 +11,10 @@ Beyond the book:
 * writing through a symlink replaces the file the link points to, not the link;
 * an existing file keeps its permission bits; a new one gets the usual ``0o666 & ~umask``;
 * with a shared :class:`~clawnb.tools.base.FileState`, overwriting an existing file the agent
-  never read (or that changed on disk since it read it) is refused (read-before-edit);
+  never read (or that changed on disk since it read it, compared by content) is refused
+  (read-before-edit);
+* an existing path that is not a regular file (a FIFO, a socket, a device, ``/proc``) is
+  refused before anything opens it;
 * :meth:`WriteTool.preview` says "new file, N lines" or "overwrites N lines" and gives the
   content (new file) or its diff against the file on disk, after the same checks as ``call``.
 """
@@ -25,7 +28,15 @@ import uuid
 from pathlib import Path
 
 from ..types import JSON, ToolDefinition
-from .base import ChangePreview, FileTool, ToolError, require_str, resolve_path
+from .base import (
+    ChangePreview,
+    FileTool,
+    ToolError,
+    check_regular,
+    read_regular,
+    require_str,
+    resolve_path,
+)
 from .diff import PREVIEW_DIFF_LINES, change_counts, render_diff
 
 __all__ = ["WriteTool", "atomic_write", "real_target", "refuse_notebook"]
@@ -109,25 +120,38 @@ class WriteTool(FileTool):
 
     async def call(self, args: JSON) -> str:
         path, content, target = self._checked(args)
-        await asyncio.to_thread(self._write, path, target, content)
+        written = await asyncio.to_thread(self._write, path, target, content)
         if self.file_state is not None:
-            self.file_state.record(target)
+            self.file_state.record(target, written)
         return f"wrote {path}"
 
     @staticmethod
-    def _write(shown: str, target: Path, content: str) -> None:
+    def _write(shown: str, target: Path, content: str) -> bytes:
         if target.is_dir():
             raise ToolError(f"failed to write '{shown}': it is a directory")
+        _refuse_special(target, shown)
         parent = target.parent
         if str(parent) not in ("", "."):  # os.makedirs("") raises; the cwd exists
             try:
                 parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise ToolError(f"failed to create directories for '{shown}'") from exc
+        data = content.encode("utf-8", errors="replace")
         try:
-            atomic_write(target, content.encode("utf-8", errors="replace"))
+            atomic_write(target, data)
         except OSError as exc:
             raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from exc
+        return data
+
+
+def _refuse_special(target: Path, shown: str) -> None:
+    """An existing FIFO, socket, device or /proc file in the way: refused, not replaced (a
+    write to a named pipe someone listens on is not a file the project keeps)."""
+    try:
+        st = os.stat(target)
+    except OSError:
+        return  # a new file (or a problem the write itself reports)
+    check_regular(target, st, shown)
 
 
 def _line_count(text: str) -> int:
@@ -141,9 +165,10 @@ def _plural(n: int, word: str) -> str:
 def _preview_write(shown: str, content: str, target: Path) -> ChangePreview:
     if target.is_dir():
         raise ToolError(f"failed to write '{shown}': it is a directory")
+    _refuse_special(target, shown)
     after = content.encode("utf-8", errors="replace").decode("utf-8")
     try:
-        data = target.read_bytes()
+        data: bytes | None = read_regular(target, shown)
     except FileNotFoundError:
         data = None
     except OSError as exc:

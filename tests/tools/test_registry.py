@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import threading
 import time
 from pathlib import Path
 
@@ -206,28 +204,33 @@ def test_deferred_wrapper_keeps_metadata():
 # ---------------------------------------------------------------- parallel execution
 
 
-def _slow_fifos(tmp_path, count: int, delay: float) -> list[str]:
-    """FIFOs whose reads block until a writer thread answers ``delay`` s after the reader
-    opens them: a real slow read, no mock."""
+class _SlowDiskRead(ReadTool):
+    """``read`` of real files on a disk that takes ``delay`` s to answer (the wait happens in
+    a worker thread, as a slow disk's would). Named pipes were the slow files once; ``read``
+    refuses them now (issue 21: a FIFO must never block a read)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    async def call(self, args):
+        await asyncio.to_thread(time.sleep, self.delay)
+        return await super().call(args)
+
+
+def _files(tmp_path, count: int) -> list[str]:
     paths = []
     for i in range(count):
-        path = tmp_path / f"fifo{i}"
-        os.mkfifo(path)
+        path = tmp_path / f"file{i}"
+        path.write_text(f"content {i}")
         paths.append(str(path))
-
-        def writer(p=path, n=i):
-            with open(p, "w") as fh:  # blocks until the reader opens the FIFO
-                time.sleep(delay)
-                fh.write(f"content {n}")
-
-        threading.Thread(target=writer, daemon=True).start()
     return paths
 
 
 async def test_parallel_reads_take_the_time_of_one(tmp_path):
-    paths = _slow_fifos(tmp_path, 5, 0.4)
+    paths = _files(tmp_path, 5)
     turn = _calls(*[(f"c{i}", "read", {"path": p}) for i, p in enumerate(paths)])
-    agent = SimpleAgent(MockProvider([turn, _stop("done")]), tools=[ReadTool()])
+    agent = SimpleAgent(MockProvider([turn, _stop("done")]), tools=[_SlowDiskRead(0.4)])
     messages = [Message.User("read all")]
     start = time.monotonic()
     await agent.chat(messages)
@@ -240,14 +243,15 @@ async def test_parallel_reads_take_the_time_of_one(tmp_path):
 
 async def test_unsafe_calls_run_alone_and_in_order(tmp_path):
     log = tmp_path / "log.txt"
-    paths = _slow_fifos(tmp_path, 2, 0.3)
+    paths = _files(tmp_path, 2)
     turn = _calls(
         ("r0", "read", {"path": paths[0]}),
         ("b1", "bash", {"command": f"sleep 0.3; echo b1 >> {log}"}),
         ("b2", "bash", {"command": f"echo b2 >> {log}"}),
         ("r1", "read", {"path": paths[1]}),
     )
-    agent = SimpleAgent(MockProvider([turn, _stop("ok")]), tools=[ReadTool(), BashTool()])
+    tools = [_SlowDiskRead(0.3), BashTool()]
+    agent = SimpleAgent(MockProvider([turn, _stop("ok")]), tools=tools)
     messages = [Message.User("mixed")]
     start = time.monotonic()
     await agent.chat(messages)
