@@ -39,6 +39,33 @@ def test_every_checked_chapter_has_a_notebook():
 SANITIZE = ROOT / "nbval-sanitize.cfg"
 
 
+def test_the_events_approvals_and_toolset_calls_a_solution_relies_on_are_in_the_prose():
+    # A learner writes from the prose: what the solution emits, answers and calls must be
+    # said there (this chapter's prose, or an earlier one's for the ToolSet methods).
+    said_before = ""
+    missing = []
+    for path in CHAPTERS:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        prose = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        code = "\n".join(
+            "".join(c["source"]) for c in cells if "solution" in c["metadata"].get("tags", [])
+        )
+        said_before += prose
+        used = re.findall(r"AgentEvent\.(\w+)\(([^)]*)\)", code)
+        for event, arguments in used:
+            if event not in prose:
+                missing.append(f"{path.name}: AgentEvent.{event}")
+            if event == "ToolCall" and "id" in arguments and "summary, id" not in prose:
+                missing.append(f"{path.name}: the ToolCall event's id")
+        for name in set(re.findall(r"\b(ApprovalRequest|ApprovalDecision\.\w+|Approval)\b", code)):
+            if name.split(".")[-1] not in prose:
+                missing.append(f"{path.name}: {name}")
+        for method in set(re.findall(r"\btools\.(push|get|definitions|with_)\(", code)):
+            if f"tools.{method}(" not in said_before:
+                missing.append(f"{path.name}: ToolSet.{method}")
+    assert missing == []
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_each_chapter_lists_the_tests_its_check_runs_up_front(path):
     # As the book's chapters do: right after the opening cell, generated from the suites.
