@@ -35,8 +35,10 @@ from typing import Any
 from ..types import JSON, ToolDefinition
 from .base import (
     ChangePreview,
+    FileStamp,
     FileTool,
     ToolError,
+    open_regular,
     optional_int,
     optional_str,
     require_str,
@@ -667,16 +669,24 @@ def cell_diff(plan: EditPlan) -> str:
 # -- the tools -------------------------------------------------------------------------------------
 
 
-def _read(target: Path, shown: str) -> bytes:
+def _read(
+    target: Path, shown: str, hash_limit: int | None = None
+) -> tuple[bytes, FileStamp | None]:
+    """The notebook's bytes, from a regular file only (a FIFO or a device is refused before it
+    is opened: :func:`~clawnb.tools.base.open_regular`), and — with ``hash_limit`` — the
+    read-before-edit stamp of exactly those bytes, taken from the same handle."""
     try:
-        size = target.stat().st_size
-        if size > MAX_READ_BYTES:
-            raise ToolError(f"'{shown}' is {_size_text(size)}; too large to open as a notebook")
-        return target.read_bytes()
+        with open_regular(target, shown) as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_READ_BYTES:
+                raise ToolError(f"'{shown}' is {_size_text(size)}; too large to open as a notebook")
+            data = fh.read(MAX_READ_BYTES + 1)
+            if len(data) > MAX_READ_BYTES:  # grew since fstat
+                raise ToolError(f"'{shown}' is too large to open as a notebook")
+            stamp = FileStamp.of(fh, data, limit=hash_limit) if hash_limit is not None else None
+        return data, stamp
     except FileNotFoundError:
         raise ToolError(f"'{shown}' does not exist") from None
-    except IsADirectoryError:
-        raise ToolError(f"'{shown}' is a directory, not a notebook") from None
     except OSError as exc:
         raise ToolError(f"failed to read '{shown}': {exc.strerror or exc}") from None
 
@@ -716,26 +726,17 @@ class NotebookReadTool(FileTool):
         return await asyncio.to_thread(self._read, path, target, offset, limit, show_outputs)
 
     def _read(self, shown: str, target: Path, offset: int, limit: int | None, outputs: bool) -> str:
-        if self.file_state is not None:
-            before = _stamp(target)
-        data = _read(target, shown)
+        state = self.file_state
+        data, stamp = _read(target, shown, state.max_hash_bytes if state is not None else None)
         nb = load_notebook(data, shown)
         text = render_notebook(nb, shown, offset=offset, limit=limit, outputs=outputs)
         problems = structural_errors(nb)
         if problems:
             text += "\n\nwarning: this notebook is not valid nbformat: " + "; ".join(problems[:3])
-        # record the stamp only if the file did not change while it was read
-        if self.file_state is not None and before is not None and before == _stamp(target):
-            self.file_state.record(target)
+        # the stamp of the very bytes shown: a change after the read is a change since it
+        if state is not None and stamp is not None:
+            state.remember(target, stamp)
         return text
-
-
-def _stamp(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_mtime_ns, st.st_size
 
 
 class NotebookEditTool(FileTool):
@@ -787,19 +788,22 @@ class NotebookEditTool(FileTool):
     def _target(self, path: str) -> Path:
         return real_target(_resolve_path(path, self.workspace))
 
-    def _check_fresh(self, target: Path, shown: str) -> None:
+    def _check_fresh(self, target: Path, shown: str, data: bytes | None = None) -> None:
         if self.file_state is None:
             return
         try:
-            self.file_state.check_fresh(target, "editing", shown)
+            self.file_state.check_fresh(target, "editing", shown, data)
         except ToolError as exc:
             # point at the notebook reader, not at read's raw JSON
             raise ToolError(str(exc).replace("the read tool", "notebook_read")) from None
 
     def _plan(self, shown: str, target: Path, args: JSON) -> tuple[dict[str, Any], EditPlan, str]:
-        """Load, check and apply in memory; returns (new notebook, plan, original text)."""
+        """Load, check and apply in memory; returns (new notebook, plan, original text). The
+        bytes loaded are the ones checked against what notebook_read showed (by content), so
+        the edit a person approved is computed from the notebook the agent saw."""
         if target.exists():
-            original = _read(target, shown)
+            original, _ = _read(target, shown)
+            self._check_fresh(target, shown, original)
             nb = load_notebook(original, shown)
             text = original.decode("utf-8-sig")
         else:
@@ -820,7 +824,6 @@ class NotebookEditTool(FileTool):
         path = require_str(args, "path")
         _require_notebook(path)
         target = self._target(path)
-        self._check_fresh(target, path)
         _nb, plan, text = await asyncio.to_thread(self._plan, path, target, args)
 
         before = source_text(plan.old) if plan.old is not None else ""
@@ -840,11 +843,7 @@ class NotebookEditTool(FileTool):
         path = require_str(args, "path")
         _require_notebook(path)
         target = self._target(path)
-        self._check_fresh(target, path)
-        result = await asyncio.to_thread(self._edit, path, target, args)
-        if self.file_state is not None:
-            self.file_state.record(target)
-        return result
+        return await asyncio.to_thread(self._edit, path, target, args)
 
     def _edit(self, shown: str, target: Path, args: JSON) -> str:
         nb, plan, text = self._plan(shown, target, args)
@@ -877,6 +876,8 @@ class NotebookEditTool(FileTool):
             atomic_write(target, data)
         except OSError as exc:
             raise ToolError(f"failed to write '{shown}': {exc.strerror or exc}") from None
+        if self.file_state is not None:
+            self.file_state.record(target, data)
         note = ""
         if plan.ids_added:
             note += (
