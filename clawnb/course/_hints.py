@@ -72,6 +72,35 @@ NUDGES: dict[str, str] = {
     "in the history); otherwise run every call, append the turn and its results, ask again.",
     "test_simple_agent_chat_appends_final_turn": "Before returning the final text, append the "
     "final assistant turn to the messages you were given.",
+    "test_single_turn_direct_response": "A turn without tool calls is the answer: return its "
+    "text without asking the model again.",
+    "test_single_turn_unknown_tool": "tools.get(name) gives None for a name you do not have: "
+    "make that call's result the text error: unknown tool `name` (backticks), do not raise.",
+    "test_single_turn_empty_text_response": 'turn.text is None here: return turn.text or "" '
+    "so the caller always gets a string.",
+    "test_single_turn_tool_error_propagates": "The read fails (the file is missing): catch the "
+    "tool's exception, make it the result 'error: ...', and ask the model once more; its answer "
+    "is what single_turn returns.",
+    "test_single_turn_provider_error_propagates": "The model itself fails (no responses left): "
+    "do not catch that one. Only tool errors become results; a provider error reaches the caller.",
+    "test_single_turn_tool_call_missing_arg": "The read raises for a missing path; that is a "
+    "tool error like any other: an 'error: ...' result, then the second request.",
+    "test_single_turn_mixed_known_and_unknown_tools": "Every call gets exactly one result, the "
+    "known one its tool's text, the unknown one the unknown-tool error, in the calls' order.",
+    "test_single_turn_no_tools_registered": "An empty ToolSet still works: definitions() is [], "
+    "and a turn without calls is returned as it is.",
+    "test_simple_agent_multi_step_loop": "After each round ask the model again with the longer "
+    "history, until a turn has no tool calls: one call per turn here means three requests.",
+    "test_simple_agent_provider_error": "When the model fails, let the exception out of run(): "
+    "only tool failures are results.",
+    "test_simple_agent_unknown_tool": "An unknown tool name becomes the result error: unknown "
+    "tool `name`; the loop goes on and returns the model's next answer.",
+    "test_simple_agent_multiple_tool_calls_single_turn": "Run every call of the turn, then append "
+    "the turn once and one ToolResult per call, under each call's id, in the calls' order.",
+    "test_simple_agent_text_in_tool_use_turn": "A turn can carry text and calls: it is a tool "
+    "turn all the same. Run its calls; the answer is the text of the turn without calls.",
+    "test_simple_agent_builder_chain": "tool(t) adds t and returns self, so calls chain: "
+    "SimpleAgent(p).tool(a).tool(b).",
     "batching": "Walk the calls in order; a concurrency-safe call joins the previous group if "
     "that group is safe too; anything else starts a group of its own.",
     "test_batching_safe_calls_run_together": "Run a safe group with asyncio.gather, not one "
@@ -119,8 +148,40 @@ NUDGES: dict[str, str] = {
     "permissions": "Session allows first, then the first rule that matches, then the default.",
     "test_permissions_first_rule_wins": "Return as soon as a rule matches; do not let later "
     "rules overwrite the decision.",
+    "test_permissions_allow_all": "allow_all() is a classmethod: an engine with no rules whose "
+    "default is Permission.Allow.",
+    "test_permissions_ask_by_default": "ask_by_default(rules) is a classmethod: those rules, and "
+    "Permission.Ask for everything else.",
+    "test_permissions_rule_matching": "evaluate(name, args) returns the permission of the first "
+    "rule whose pattern matches the tool's name.",
+    "test_permissions_glob_pattern": "Match the pattern against the whole name with "
+    "fnmatch.fnmatchcase: 'mcp__*' matches 'mcp__fs__read' but not 'my_mcp__tool'.",
+    "test_permissions_session_allow": "record_session_allow(name) remembers the name; evaluate "
+    "looks at those before any rule.",
+    "test_permissions_session_allow_per_tool": "A session allow is for the one tool it names; "
+    "other tools still get their rule or the default.",
+    "test_permissions_is_allowed": "is_allowed is true only for Allow: Ask and Deny are both "
+    "'not allowed'.",
+    "test_permissions_needs_approval": "needs_approval is true exactly when evaluate says Ask.",
+    "test_permissions_wildcard_rule": "'*' is a pattern like any other: fnmatch makes it match "
+    "every name.",
+    "test_permissions_deny_overrides_default": "A matching rule beats the default, whatever the "
+    "default is.",
     "gate": "Ask only when the engine says Ask; 'always' records a session allow; a refusal is "
     "returned as an 'error: …' text, never raised.",
+    "test_gate_allowed_call_runs_without_asking": "Allow: return None at once (the call may "
+    "run), without calling ask.",
+    "test_gate_denied_call_is_refused_without_asking": "Deny: return a refusal text that starts "
+    "with 'error:' and names the tool, without calling ask.",
+    "test_gate_asks_and_yes_runs_once": "Ask, answer 'yes': return None for this call only; do "
+    "not record anything, so the next call asks again.",
+    "test_gate_asks_and_no_is_refused": "Ask, answer 'no': return an 'error: ...' refusal, never "
+    "raise.",
+    "test_gate_always_allows_the_tool_for_the_session": "Ask, answer 'always': "
+    "engine.record_session_allow(call.name), then return None; the engine answers Allow from "
+    "then on, so ask is not called again.",
+    "test_gate_default_applies_to_unlisted_tools": "A tool no rule names gets the engine's "
+    "default (Ask here): ask about it.",
     "safety": "Resolve the path (os.path.realpath) before comparing it with the allowed "
     "directory, so '..' and symlinks cannot escape.",
     "test_safety_path_traversal_blocked": "'sub/../../etc/passwd' starts with 'sub' as text; "

@@ -78,6 +78,9 @@ def test_level_2_of_a_test_without_a_written_hint_still_speaks_of_that_test(
             path.write_text(path.read_text().upper())
             return done
 
+    from clawnb.course import _hints
+
+    monkeypatch.setattr(_hints, "_levels", {})  # as in a fresh kernel: start at level 1
     monkeypatch.chdir(tmp_path)
     check("edit", verbose=False, EditTool=ShoutingEdit)
     hint("edit")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from shipped import shipped_course
 
 from clawnb.course import chapters
 from clawnb.course._exercises import make_exercise
@@ -128,12 +129,21 @@ def test_chapter_notebook_reproduces_its_saved_outputs_and_passes_its_check(path
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
+@pytest.fixture(scope="module")
+def shipped_exercises(tmp_path_factory):
+    # Run them in a copy of the shipped course: an exercise exports into my_agent/ beside it,
+    # and a learner's own my_agent/ in the checkout must not be overwritten by the stubs.
+    return shipped_course(tmp_path_factory.mktemp("course"))
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
-def test_exercise_notebook_is_current_and_fails_its_check(path):
+def test_exercise_notebook_is_current_and_fails_its_check(path, shipped_exercises):
     exercise = ROOT / "exercises" / path.name
     expected = make_exercise(json.loads(path.read_text()))
     assert exercise.exists(), "run: python -m clawnb.course exercises notebooks notebooks/exercises"
     assert json.loads(exercise.read_text()) == expected, "exercise notebook is out of date"
-    out = check_outputs(execute_notebook(exercise, allow_errors=True, timeout=60))
+    out = check_outputs(
+        execute_notebook(shipped_exercises / path.name, allow_errors=True, timeout=60)
+    )
     assert "test result: FAILED." in out, out
     assert "test result: ok." not in out
