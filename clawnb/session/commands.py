@@ -22,7 +22,7 @@ import inspect
 import shlex
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import CommandError
 from . import reports
@@ -249,10 +249,21 @@ class CommandRegistry:
         return len(self._commands)
 
 
-def _is_engine(session: Any) -> bool:
-    from .assemble import AgentSession
+@runtime_checkable
+class _Engine(Protocol):
+    """What the engine's commands use beyond the Session protocol (clawnb's AgentSession has
+    it; a learner's session, driven by the same front ends, usually does not)."""
 
-    return isinstance(session, AgentSession)
+    def undo(self) -> str: ...
+    def list_sessions(self) -> Any: ...
+    def new_session(self) -> None: ...
+    def sandbox_description(self) -> str: ...
+    def allowed_for_session(self) -> list[str]: ...
+
+
+def _is_engine(session: Any) -> bool:
+    # a protocol, not an isinstance of AgentSession: the session module imports this one
+    return isinstance(session, _Engine)
 
 
 # -- the built-in commands --------------------------------------------------------------------
