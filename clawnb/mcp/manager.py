@@ -8,7 +8,10 @@ loop only runs while a turn does, and anyio's scopes must be exited in the task 
 them. So the manager's loop owns one task per connection (:mod:`clawnb.mcp.connection`), and
 the manager's ``async`` methods, awaited from any loop, hand their work over as futures.
 Cancelling the awaiting task (a kernel interrupt, Ctrl-C, ■ Stop) cancels the work on the
-manager's loop, and the SDK tells the server with ``notifications/cancelled``.
+manager's loop, and the SDK tells the server with ``notifications/cancelled``. A front end
+whose own loop lives as long as the session may hand it over instead (``loop=``): the owner
+tasks then run there (still not in the caller's task), and a call skips the two hand-overs
+between threads — measured in ``benchmarks/bench_mcp.py``.
 
 Nothing is left behind:
 
@@ -156,10 +159,53 @@ class _LoopThread:
             self.thread.join(timeout)
 
 
-def _finalize(host: _LoopThread) -> None:
+class _AdoptedLoop:
+    """The connections on a loop the caller owns and keeps running for the manager's whole
+    life (the chat's loop, a kernel's): calls from that loop need no hand-over to another
+    thread, which is most of the layer's cost per call on a busy machine."""
+
+    thread: threading.Thread | None = None
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+
+    async def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            return await coro
+        if self.loop.is_closed():
+            coro.close()
+            raise McpError("the loop the MCP servers ran on is closed")
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    def run_sync(self, coro: Coroutine[Any, Any, _T], timeout: float | None = None) -> _T:
+        if self.loop.is_closed():
+            coro.close()
+            raise McpError("the loop the MCP servers ran on is closed")
+        if not self.loop.is_running():
+            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+        if asyncio._get_running_loop() is self.loop:
+            # blocking here would stop the very loop the shutdown needs; the caller kills
+            coro.close()
+            raise RuntimeError("close() called from the servers' own loop: await aclose()")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
+        """Nothing to stop: the loop is the caller's."""
+
+
+_Host = _LoopThread | _AdoptedLoop
+
+
+def _finalize(host: _Host, connections: list[Connection]) -> None:
     # The manager was dropped without aclose(): stop its loop (the transports shut their
-    # servers down as their tasks are cancelled), then kill any group still registered.
+    # servers down as their tasks are cancelled), then kill any group still alive.
     host.stop(CLOSE_TIMEOUT_S)
+    for connection in connections:
+        connection.kill()
 
 
 class McpManager:
@@ -170,6 +216,14 @@ class McpManager:
     servers run (their ``cwd`` is relative to it); ``sandbox`` is the session's sandbox
     policy, used by servers with ``sandbox = true``; ``environ`` is where ``${VAR}`` and the
     basics come from (default ``os.environ``).
+
+    ``loop``: by default the connections live on the manager's own loop, in a thread of its
+    own — right wherever the caller's loop may end before the manager does (a ``%%claw``
+    cell run with ``asyncio.run``). A front end whose loop lives as long as the session (the
+    chat's, a kernel's with autoawait) can pass it instead: the connections' owner tasks then
+    run there, and a call costs what it costs with the SDK alone (no hand-over between
+    threads). ``close()`` from synchronous code then works while that loop is not running
+    (chat exit); from inside it, ``await aclose()``.
 
     Typical use (the session does this)::
 
@@ -189,26 +243,33 @@ class McpManager:
         workspace: str | os.PathLike[str] | None = None,
         sandbox: SandboxPolicy | None = None,
         environ: Mapping[str, str] | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.log_dir = Path(log_dir) if log_dir is not None else default_log_dir()
+        self._adopt = loop
         ws = Path(workspace) if workspace is not None else None
         self.connections: dict[str, Connection] = {}
         for spec in servers:
             self.connections[spec.name] = Connection(
                 spec, log_dir=self.log_dir, workspace=ws, sandbox=sandbox, environ=environ
             )
-        self._host: _LoopThread | None = None
+        self._host: _Host | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._closed = False
 
     # -- the loop ---------------------------------------------------------------------------
 
-    def _loop(self) -> _LoopThread:
+    def _loop(self) -> _Host:
         if self._closed:
             raise McpError("the MCP servers were shut down")
         if self._host is None:
-            self._host = _LoopThread("clawnb-mcp")
-            self._finalizer = weakref.finalize(self, _finalize, self._host)
+            host: _Host = (
+                _AdoptedLoop(self._adopt) if self._adopt is not None else _LoopThread("clawnb-mcp")
+            )
+            self._host = host
+            self._finalizer = weakref.finalize(
+                self, _finalize, host, list(self.connections.values())
+            )
         return self._host
 
     async def _run(self, coro: Coroutine[Any, Any, _T]) -> _T:

@@ -1,6 +1,6 @@
 """Run by test_mcp_lifecycle in a subprocess: start a manager with a faults server, have the
-server start two children, print every pid (``PIDS server child child``), then end the way
-argv[2] says — ``sleep`` (to be killed -9), ``exit`` (without closing the manager: the atexit
+server start two children, print every pid (``PIDS server child child``), wait for a line on
+stdin, then end the way argv[2] says — ``sleep`` (to be killed -9), ``exit`` (without closing the manager: the atexit
 backstop's case) or ``stop-loop`` (the manager's loop stopped under its connections)."""
 
 import asyncio
@@ -25,6 +25,7 @@ async def main() -> McpManager:
 
 
 manager = asyncio.run(main())
+sys.stdin.readline()  # the test has seen the processes running: go on
 if how == "sleep":
     time.sleep(600)
 elif how == "stop-loop":

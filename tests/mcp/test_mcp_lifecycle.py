@@ -58,12 +58,16 @@ async def test_a_server_ignoring_eof_and_sigterm_is_killed_after_the_grace_perio
 async def test_stopping_the_loop_that_owns_the_connections_shuts_the_servers_down(tmp_path):
     child = subprocess.Popen(
         [sys.executable, str(CHILD), str(tmp_path), "stop-loop"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
-        assert child.stdout is not None
+        assert child.stdout is not None and child.stdin is not None
         pids = pids_in(child.stdout.readline().removeprefix("PIDS"))
+        assert all(running(p) for p in pids)
+        child.stdin.write("go\n")
+        child.stdin.flush()
         assert child.stdout.readline() == "STOPPED\n"
         # the process still lives: it was not atexit nor a dying parent that ended them
         assert child.poll() is None
@@ -71,21 +75,28 @@ async def test_stopping_the_loop_that_owns_the_connections_shuts_the_servers_dow
     finally:
         child.kill()
         child.wait()
-        if child.stdout is not None:
-            child.stdout.close()
+        for pipe in (child.stdin, child.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 @pytest.mark.parametrize("how", ["exit", "sleep"])
 def test_no_orphan_when_the_process_exits_unclosed_or_is_killed_9(tmp_path, how):
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), str(tmp_path), how], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(CHILD), str(tmp_path), how],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        assert child.stdout is not None
+        assert child.stdout is not None and child.stdin is not None
         pids = pids_in(child.stdout.readline().removeprefix("PIDS"))
         assert len(pids) == 3 and all(running(p) for p in pids)
         if how == "sleep":
             os.kill(child.pid, signal.SIGKILL)  # no atexit, no finally: the kernel's word only
+        else:
+            child.stdin.write("go\n")  # it returns from its last line without aclose()
+            child.stdin.flush()
         child.wait(120)
         assert wait_until(lambda: not [p for p in pids if running(p)], 20), [
             p for p in pids if running(p)
@@ -94,8 +105,9 @@ def test_no_orphan_when_the_process_exits_unclosed_or_is_killed_9(tmp_path, how)
         if child.poll() is None:
             child.kill()
             child.wait()
-        if child.stdout is not None:
-            child.stdout.close()
+        for pipe in (child.stdin, child.stdout):
+            if pipe is not None:
+                pipe.close()
 
 
 async def test_dropping_the_manager_without_closing_it_still_ends_its_servers(tmp_path):
@@ -138,3 +150,47 @@ async def test_a_sandboxed_server_runs_in_bubblewrap_and_cannot_write_outside(tm
     async with started(unboxed, log_dir=tmp_path / "logs2") as m:
         (line,) = m.start_lines
     assert "sandbox = true, but no sandbox is available here" in line
+
+
+async def test_on_the_callers_own_loop_calls_cancel_crash_and_aclose_behave_the_same(tmp_path):
+    import asyncio
+
+    from clawnb.mcp.manager import McpManager
+
+    m = McpManager(
+        [faults(tmp_path), faults(tmp_path, "crashy")],
+        log_dir=tmp_path / "logs",
+        loop=asyncio.get_running_loop(),
+    )
+    try:
+        assert await m.start() == []
+        assert m._host is not None and m._host.thread is None  # no thread of its own
+        assert await tool(m, "mcp__faults__echo").call({"text": "here"}) == "here"
+        task = asyncio.ensure_future(tool(m, "mcp__faults__slow").call({"seconds": 60}))
+        assert await async_wait_until(lambda: (tmp_path / "slow.started").exists(), 60)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await async_wait_until(lambda: (tmp_path / "slow.cancelled").exists(), 30)
+        with pytest.raises(ToolError, match="went away during `crash`"):
+            await tool(m, "mcp__crashy__crash").call({})
+        pids = pids_in(await tool(m, "mcp__faults__children").call({}))
+    finally:
+        await m.aclose()
+    assert not [p for p in pids if running(p)]
+
+
+def test_close_from_synchronous_code_while_the_adopted_loop_is_idle(tmp_path):
+    import asyncio
+
+    from clawnb.mcp.manager import McpManager
+
+    loop = asyncio.new_event_loop()
+    try:
+        m = McpManager([faults(tmp_path)], log_dir=tmp_path / "logs", loop=loop)
+        assert loop.run_until_complete(m.start()) == []
+        pids = pids_in(loop.run_until_complete(tool(m, "children").call({})))
+        m.close()  # the chat's exit: its loop is not running between turns
+        assert not [p for p in pids if running(p)]
+    finally:
+        loop.close()
