@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import shutil
 import stat
 import subprocess
 from collections.abc import Iterable
@@ -71,33 +70,58 @@ _WHOLE_FILE_BYTES = 16 * 1024 * 1024
 _BATCH_ARG_BYTES = 256 * 1024
 
 
-def _with_pcre(name: str, *flags: str) -> str | None:
-    """Path of the ``name`` program if it runs ``-P`` (Perl-style regexes), else ``None``."""
-    exe = shutil.which(name)
+def _search_env() -> dict[str, str]:
+    """The environment of every search process: the scrubbed one (no keys, nothing
+    secret-looking — :func:`clawnb.control.process.child_env`), in the C locale."""
+    from ..control.process import child_env
+
+    return {**child_env(), "LC_ALL": "C"}
+
+
+# (path, size, mtime) -> does it run -P
+_pcre_probes: dict[tuple[str, int, int], bool] = {}
+
+
+def _with_pcre(
+    name: str, *flags: str, workspace: str | os.PathLike[str] | None = None
+) -> str | None:
+    """Path of the ``name`` program if it runs ``-P`` (Perl-style regexes), else ``None`` —
+    found in a trusted place only, never in ``workspace`` (a planted ``.venv/bin/rg`` is not
+    run: :func:`clawnb.control.executables.trusted_executable`); the probe is cached per
+    file version."""
+    from ..control.executables import trusted_executable
+
+    exe = trusted_executable(name, workspace=workspace)
     if exe is None:
         return None
     try:
-        probe = subprocess.run(
-            [exe, *flags, "-P", "-e", r"\d", os.devnull],
-            capture_output=True,
-            env={**os.environ, "LC_ALL": "C"},
-            timeout=5,
-        )
-    except (OSError, subprocess.SubprocessError):
+        st = os.stat(exe)
+    except OSError:
         return None
-    return exe if probe.returncode == 1 else None  # 1 = ran fine, found nothing
+    key = (exe, st.st_size, st.st_mtime_ns)
+    if key not in _pcre_probes:
+        try:
+            probe = subprocess.run(
+                [exe, *flags, "-P", "-e", r"\d", os.devnull],
+                capture_output=True,
+                env=_search_env(),
+                stdin=subprocess.DEVNULL,
+                timeout=5,
+            )
+            _pcre_probes[key] = probe.returncode == 1  # 1 = ran fine, found nothing
+        except (OSError, subprocess.SubprocessError):
+            _pcre_probes[key] = False
+    return exe if _pcre_probes[key] else None
 
 
-@lru_cache(maxsize=1)
-def system_grep() -> str | None:
-    """Path of a ``grep`` that supports ``-P`` (PCRE), or ``None``."""
-    return _with_pcre("grep")
+def system_grep(workspace: str | os.PathLike[str] | None = None) -> str | None:
+    """Path of a trusted ``grep`` that supports ``-P`` (PCRE), or ``None``."""
+    return _with_pcre("grep", workspace=workspace)
 
 
-@lru_cache(maxsize=1)
-def system_rg() -> str | None:
-    """Path of a ripgrep that supports ``-P`` (PCRE2), or ``None``."""
-    return _with_pcre("rg", "--no-config")
+def system_rg(workspace: str | os.PathLike[str] | None = None) -> str | None:
+    """Path of a trusted ripgrep that supports ``-P`` (PCRE2), or ``None``."""
+    return _with_pcre("rg", "--no-config", workspace=workspace)
 
 
 Match = tuple[int, int, bytes]  # (file index, line number, raw line)
@@ -173,7 +197,7 @@ async def grep_search(exe: str, pattern: str, files: list[str]) -> list[Match] |
     if start < len(files):
         batches.append((start, files[start:]))
     limit = asyncio.Semaphore(max(1, os.cpu_count() or 1))
-    env = {**os.environ, "LC_ALL": "C"}
+    env = _search_env()
 
     async def run(offset: int, batch: list[str]) -> list[Match] | None:
         async with limit:
@@ -250,7 +274,8 @@ def _pattern_ok(exe: str, pattern: str, *flags: str) -> bool:
     probe = subprocess.run(
         [exe, *flags, "-e", pattern, os.devnull],
         capture_output=True,
-        env={**os.environ, "LC_ALL": "C"},
+        env=_search_env(),
+        stdin=subprocess.DEVNULL,
         timeout=5,
     )
     return probe.returncode != 2
@@ -321,7 +346,7 @@ async def rg_search(exe: str, pattern: str, root: str) -> dict[str, list[tuple[i
     The paths are everything ripgrep's walk found; put them through the selection rules.
     """
     flags = (*_RG_FLAGS, *_rg_engine(pattern))
-    env = {**os.environ, "LC_ALL": "C"}
+    env = _search_env()
     returncode, out = await _run_search([exe, *flags, "-e", pattern, "./"], env, root)
     if returncode == 2 and not _pattern_ok(exe, pattern, *flags):
         return None
@@ -448,12 +473,13 @@ class GrepTool(FileSearchTool):
                 include_rx = compile_glob(include)
             except GlobError as exc:
                 raise ToolError(f"invalid include pattern: {exc}") from None
-        if self.engine == "rg" and system_rg() is None:
+        inside = self._inside()
+        if self.engine == "rg" and system_rg(inside) is None:
             raise ToolError("ripgrep (rg) with -P support is not installed")
-        if self.engine == "grep" and system_grep() is None:
+        if self.engine == "grep" and system_grep(inside) is None:
             raise ToolError("no grep with -P support found on PATH")
         target = resolve_path(path if path else ".", self.workspace)
-        rg = system_rg() if self.engine in ("auto", "rg") else None
+        rg = system_rg(inside) if self.engine in ("auto", "rg") else None
         if rg is not None and target.is_dir():
             lines = await self._rg_matches(
                 rg, pattern, str(target), path or "", include, include_rx
@@ -463,7 +489,7 @@ class GrepTool(FileSearchTool):
         shown_files = await asyncio.to_thread(self._files, path, include, include_rx)
         real = [real for _, real in shown_files]
         found: list[Match] | None = None
-        exe = system_grep() if self.engine != "python" else None
+        exe = system_grep(inside) if self.engine != "python" else None
         if exe is not None and real:
             found = await grep_search(exe, pattern, real)
             self.last_engine = "grep"
