@@ -154,11 +154,16 @@ class SandboxConfig(_Strict):
     ``mode``: ``"auto"`` uses bubblewrap when it works here, ``"required"`` refuses to run
     bash and shell hooks without it, ``"off"`` never sandboxes. ``network``: ``"off"`` (no
     network inside) or ``"on"``. ``auto_allow``: sandboxed bash calls run without asking
-    (deny and ask rules still apply)."""
+    (deny and ask rules still apply). ``max_processes``, ``max_memory_mb`` (private memory per
+    process), ``max_file_size_mb`` (any file a command writes): limits on every sandboxed
+    command, ``0`` for none (the defaults are :mod:`clawnb.control.sandbox`'s)."""
 
     mode: Literal["auto", "required", "off"] = "auto"
     network: Literal["off", "on"] = "off"
     auto_allow: bool = False
+    max_processes: int = Field(default=1024, ge=0)
+    max_memory_mb: int = Field(default=8192, ge=0)
+    max_file_size_mb: int = Field(default=4096, ge=0)
 
 
 class ModelPricing(_Strict):
@@ -369,6 +374,8 @@ _UNTRUSTED_KEPT = frozenset(
 _STRICT_MODES = ("default", "plan")
 # The [sandbox] values no looser than the defaults.
 _STRICT_SANDBOX = {"mode": ("auto", "required"), "network": ("off",), "auto_allow": (False,)}
+# [sandbox] limits: an untrusted project may lower them (never to 0, which means "none").
+_SANDBOX_LIMITS = ("max_processes", "max_memory_mb", "max_file_size_mb")
 
 
 def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOverlay, list[str]]:
@@ -414,7 +421,13 @@ def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOver
             strict: dict[str, Any] = {}
             for key in value.model_fields_set:
                 setting = getattr(value, key)
-                if setting in _STRICT_SANDBOX.get(key, ()):
+                if key in _SANDBOX_LIMITS:
+                    current = getattr(base.sandbox, key)
+                    if 0 < setting and (current == 0 or setting <= current):
+                        strict[key] = setting
+                    else:
+                        ignored.append(f"sandbox.{key} = {setting!r}")
+                elif setting in _STRICT_SANDBOX.get(key, ()):
                     strict[key] = setting
                 else:
                     ignored.append(f"sandbox.{key} = {setting!r}")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .control.checkpoints import Checkpoints
+from .control.sandbox import approved_call
 from .control.trust import control_change_approved
 from .events import Approval, ApprovalCallback, ApprovalDecision, ApprovalRequest
 from .executor import Gate, Refusal, tool_summary
@@ -153,6 +154,7 @@ class GatePipeline(Gate):
         # Not approved as a control-file change until a person says so below (the tool runs
         # in this same context: an unsandboxed bash undoes control-file changes otherwise).
         control_change_approved.set(False)
+        approved_call.set(False)  # nor by a person at all: sandboxed, its secrets are masked
         if self.hooks is not None:
             action = await self.hooks.dispatch(HookEvent.PreToolCall(name, call.arguments))
             if isinstance(action, HookAction.Block):
@@ -276,6 +278,8 @@ class GatePipeline(Gate):
         applied = self._apply(answer, call, once=decision.explicit)
         if decision.explicit and not isinstance(applied, Refusal):
             control_change_approved.set(True)
+        if not isinstance(applied, Refusal) and not getattr(answer, "policy", ""):
+            approved_call.set(True)  # a person saw this very call: the sandbox unmasks secrets
         return applied
 
     async def _allowed_unasked(self, call: ToolCall, tool: Tool, reason: str) -> ToolCall | Refusal:

@@ -22,12 +22,39 @@ bubblewrap (``bwrap``) with
   ends, or the agent dies, every process it started dies too — ``setsid`` and double forks
   included — and the agent's own process (``/proc/$PPID/environ``) is not visible;
 * **no capabilities** (``--cap-drop ALL``): under root, a process could otherwise remount
-  the file system read-write.
+  the file system read-write;
+* ``.git`` **its own mount point**: it cannot be renamed or replaced (``mv .git .git2 && cp -r
+  .git2 .git`` with a new config fails with "Device or resource busy"); ``.git/config``,
+  ``.git/hooks`` and ``.git/commondir`` are read-only, and a ``.git/commondir`` or hooks folder
+  a command creates is removed after the call (git would follow it to another repository's
+  config, outside the sandbox, at the next ``git status``);
+* **no host sockets**: ``/run`` (``/var/run``), ``$XDG_RUNTIME_DIR`` and Jupyter's runtime
+  folders (the kernels' connection files, the server's token) are empty, the sockets named
+  by ``SSH_AUTH_SOCK``, ``DBUS_*_BUS_ADDRESS`` and ``DOCKER_HOST`` and the kernel connection
+  file named on our own command line are replaced by an empty file — with ``network = "on"``
+  too (:func:`hidden_paths`);
+* **limits** (:class:`SandboxPolicy` ``max_processes``, ``max_memory_mb``,
+  ``max_file_size_mb``): private writable memory per process (``RLIMIT_DATA``, not
+  ``RLIMIT_AS``: Chromium, V8, Go and the JVM reserve far more address space than they use,
+  and refuse to start under an address-space limit) and the size of any file written
+  (``RLIMIT_FSIZE``), set in the child before bubblewrap starts; the number of processes by
+  a ``pids`` cgroup when we are root (the kernel exempts uid 0 from ``RLIMIT_NPROC``), else
+  by ``RLIMIT_NPROC`` inside bubblewrap's user namespace (``prlimit``; per namespace, so the
+  user's other processes do not count). A fork bomb or a memory bomb meets the limit, and the
+  result says which limit it was (:func:`limit_note`);
+* **secret files masked** when nobody approved the call (:attr:`SandboxPolicy.mask_secrets`:
+  plan mode's read-only bash, ``auto_allow``, allow rules, bypass mode): the workspace's secret
+  files and the well-known credential files of the home folder (:data:`HOME_CREDENTIALS`) read
+  as empty, so no transformation of their content (``rev .env``, ``rot13``, spacing) can
+  leave with the output. A call a person approved sees them read-only, as before.
 
 ``[sandbox] mode``: ``"auto"`` (default) uses bubblewrap when it is installed and works, and
 says which way bash runs; ``"required"`` refuses to run bash or shell hooks without it;
 ``"off"`` runs them as before (application-layer checks only). ``auto_allow = true`` lets
 sandboxed bash calls run without asking (explicit deny and ask rules still apply).
+bubblewrap itself is :func:`clawnb.control.executables.trusted_executable`'s: never one from
+the workspace (a planted ``.venv/bin/bwrap`` would run commands unsandboxed while the status
+says "sandboxed").
 
 On macOS the same file and network rules are a ``sandbox-exec`` (Seatbelt) profile
 (:func:`seatbelt_profile`), used when ``sandbox-exec`` is on PATH. It is written, documented
@@ -36,32 +63,65 @@ and unit-checked as text, but has never run: this project's CI is Linux.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import os
+import resource
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import SandboxUnavailable
 from ..instructions import DEFAULT_INSTRUCTION_FILES as _INSTRUCTION_FILES
+from .executables import resolve, trusted_executable
 
 __all__ = [
     "CONTROL_DIRS",
+    "HOME_CREDENTIALS",
     "SandboxPolicy",
     "SandboxUnavailable",
     "SandboxStatus",
+    "approved_call",
     "bwrap_path",
+    "hidden_paths",
+    "jupyter_runtime_dirs",
+    "limit_note",
     "policy_for",
     "seatbelt_profile",
+    "working_bwrap",
 ]
 
 # Inside the workspace, relative paths that stay read-only for sandboxed commands.
 CONTROL_DIRS = (".claw",)
-GIT_CONTROL = (".git/config", ".git/hooks")
+# commondir: a main repository has none; one pointing elsewhere makes git read that config
+GIT_CONTROL = (".git/config", ".git/hooks", ".git/commondir")
+
+# Credential files and folders of the home folder, masked when the sandbox masks secrets.
+HOME_CREDENTIALS = (
+    ".ssh", ".aws", ".gnupg", ".kube", ".azure", ".docker/config.json", ".netrc",
+    ".git-credentials", ".pgpass", ".npmrc", ".pypirc", ".config/gcloud", ".config/gh",
+    ".config/hub", ".cargo/credentials", ".cargo/credentials.toml",
+    ".terraform.d/credentials.tfrc.json",
+)  # fmt: skip
+
+# Limits for sandboxed processes (``[sandbox]`` max_processes, max_memory_mb,
+# max_file_size_mb; 0 = none). Generous for builds and test runs, far below what would
+# trouble the machine.
+DEFAULT_MAX_PROCESSES = 1024
+DEFAULT_MAX_MEMORY_MB = 8192
+DEFAULT_MAX_FILE_SIZE_MB = 4096
+
+# Set by the gate when a person approved this very call (the tool runs in the same context).
+# A sandboxed bash call nobody approved — plan mode, auto_allow, an allow rule, bypass mode,
+# an earlier "always" — sees the secret files masked.
+approved_call: ContextVar[bool] = ContextVar("clawnb_sandbox_approved_call", default=False)
 # the instruction files the system prompt loads (one list, in clawnb.instructions)
 DEFAULT_INSTRUCTION_FILES = tuple(_INSTRUCTION_FILES)
 
@@ -78,9 +138,17 @@ _SCAN_SKIP = frozenset(
 )  # fmt: skip
 
 
-def bwrap_path() -> str | None:
-    """Where ``bwrap`` is on the current ``PATH`` (looked up each time: PATH may change)."""
-    return shutil.which("bwrap")
+def bwrap_path(workspace: str | os.PathLike[str] | None = None) -> str | None:
+    """Where a trusted ``bwrap`` is on the current ``PATH`` — never in ``workspace`` (default:
+    the current directory), see :mod:`clawnb.control.executables`; looked up each time (PATH
+    may change)."""
+    return trusted_executable("bwrap", workspace=workspace)
+
+
+def working_bwrap(workspace: str | os.PathLike[str] | None = None) -> str | None:
+    """A trusted ``bwrap`` that can build a sandbox here, or ``None``."""
+    path = bwrap_path(workspace)
+    return path if path is not None and _bwrap_works(path) is None else None
 
 
 @functools.lru_cache(maxsize=8)
@@ -113,6 +181,125 @@ def _bwrap_works(path: str) -> str | None:
     return None
 
 
+def jupyter_runtime_dirs() -> list[str]:
+    """Where Jupyter keeps kernel connection files (their HMAC key drives the kernel) and the
+    server's ``jpserver-*.json`` (its token): ``jupyter_core.paths.jupyter_runtime_dir()``,
+    computed without importing Jupyter — every place it can be for this environment
+    (``JUPYTER_RUNTIME_DIR``, ``JUPYTER_DATA_DIR``, ``XDG_DATA_HOME``, the home defaults)."""
+    env = os.environ
+    home = os.path.expanduser("~")
+    found = [env.get("JUPYTER_RUNTIME_DIR", "")]
+    if env.get("JUPYTER_DATA_DIR"):
+        found.append(os.path.join(env["JUPYTER_DATA_DIR"], "runtime"))
+    if env.get("XDG_DATA_HOME"):
+        found.append(os.path.join(env["XDG_DATA_HOME"], "jupyter", "runtime"))
+    found.append(os.path.join(home, ".local", "share", "jupyter", "runtime"))
+    if sys.platform == "darwin":
+        found.append(os.path.join(home, "Library", "Jupyter", "runtime"))
+        found.append(os.path.join(home, "Library", "Application Support", "jupyter", "runtime"))
+    out: list[str] = []
+    for path in found:
+        if path and os.path.isabs(path) and path not in out:
+            out.append(path)
+    return out
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def hidden_paths() -> list[str]:
+    """Folders every sandbox replaces with an empty tmpfs, network or not: where a host's
+    unix sockets and Jupyter's connection files live — ``/run`` (and ``/var/run`` when it is
+    not a link to it), ``$XDG_RUNTIME_DIR`` (D-Bus, Wayland, PulseAudio, often ssh-agent),
+    :func:`jupyter_runtime_dirs`. (``/tmp``, with ``/tmp/.X11-unix``, is private anyway.)
+    A connect() needs no write access to the folder, so read-only is not enough."""
+    out: list[str] = []
+    for path in [
+        "/run",
+        "/var/run",
+        os.environ.get("XDG_RUNTIME_DIR", ""),
+        *jupyter_runtime_dirs(),
+    ]:
+        if not path or not os.path.isabs(path) or os.path.islink(path) or not os.path.isdir(path):
+            continue
+        real = os.path.realpath(path)
+        if real in ("/", os.path.realpath(os.path.expanduser("~"))):
+            continue  # a runtime "folder" that is the whole disk or the home: not hidden
+        if _inside(real, "/tmp") or any(_inside(real, seen) for seen in out):
+            continue
+        out = [seen for seen in out if not _inside(seen, real)] + [real]
+    return out
+
+
+def _named_sockets() -> list[str]:
+    """The sockets the environment names (an ssh agent, a D-Bus bus, a Docker daemon)."""
+    env = os.environ
+    paths = [env.get("SSH_AUTH_SOCK", "")]
+    for name in ("DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS"):
+        for part in env.get(name, "").split(";"):
+            for item in part.partition(":")[2].split(","):
+                if item.startswith("path="):
+                    paths.append(item.removeprefix("path="))
+    docker = env.get("DOCKER_HOST", "")
+    if docker.startswith("unix://"):
+        paths.append(docker.removeprefix("unix://"))
+    return [p for p in paths if p and os.path.isabs(p) and os.path.exists(p)]
+
+
+def _kernel_connection_files() -> list[str]:
+    """The Jupyter connection file on our own command line (``-f …/kernel-ID.json``): an
+    agent inside a kernel knows where its key is even when it is not in a runtime folder."""
+    return [
+        arg
+        for arg in sys.argv[1:]
+        if arg.endswith(".json")
+        and os.path.basename(arg).startswith("kernel-")
+        and os.path.isabs(arg)
+        and os.path.isfile(arg)
+    ]
+
+
+class _EmptyFile:
+    """One empty, read-only file per agent process: what a masked file is bound to (a bind
+    needs a source, and ``/dev/null`` would accept writes). Recreated if a temp cleaner took
+    it, removed when we exit."""
+
+    def __init__(self) -> None:
+        self._path: str | None = None
+        self._lock = threading.Lock()
+
+    def path(self) -> str:
+        with self._lock:
+            if self._path is None or not os.path.isfile(self._path):
+                import tempfile  # on first use: `import clawnb` stays cheap
+
+                fd, path = tempfile.mkstemp(prefix="clawnb-empty-")
+                os.close(fd)
+                os.chmod(path, 0o444)
+                if self._path is None:
+                    atexit.register(self._remove)
+                self._path = path
+            return self._path
+
+    def _remove(self) -> None:
+        if self._path is not None:
+            try:
+                os.unlink(self._path)
+            except OSError:
+                pass
+
+
+_empty = _EmptyFile()
+
+
+def _setuid(path: str) -> bool:
+    try:
+        return bool(os.stat(path).st_mode & 0o4000)
+    except OSError:
+        return False
+
+
 @dataclass(frozen=True)
 class SandboxPolicy:
     """What a sandboxed process may do. :meth:`wrap` turns a command into the bwrap argv."""
@@ -127,6 +314,12 @@ class SandboxPolicy:
     # "bwrap" (Linux) or "seatbelt" (macOS sandbox-exec: same file and network rules, but no
     # PID namespace — the process group and the watchdog end what a command leaves behind)
     kind: str = "bwrap"
+    # secret files read as empty instead of read-only (a call nobody approved; plan mode)
+    mask_secrets: bool = False
+    # limits per sandboxed command (0: none); see the module docstring for how each is set
+    max_processes: int = DEFAULT_MAX_PROCESSES
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
+    max_file_size_mb: int = DEFAULT_MAX_FILE_SIZE_MB
 
     # -- description ----------------------------------------------------------------------
     @property
@@ -140,8 +333,13 @@ class SandboxPolicy:
         return f"sandboxed{how}: {self.access}, {net}"
 
     def read_only(self) -> SandboxPolicy:
-        """The same policy with the workspace read-only too (plan mode looks, never touches)."""
-        return replace(self, writable=False, network=False, auto_allow=False)
+        """The same policy with the workspace read-only too and the secret files masked (plan
+        mode looks, never touches, and runs bash without asking)."""
+        return replace(self, writable=False, network=False, auto_allow=False, mask_secrets=True)
+
+    def masked(self) -> SandboxPolicy:
+        """The same policy with the secret files reading as empty (a call nobody approved)."""
+        return self if self.mask_secrets else replace(self, mask_secrets=True)
 
     # -- protected paths ------------------------------------------------------------------
     def control_paths(self) -> list[Path]:
@@ -152,9 +350,20 @@ class SandboxPolicy:
 
         ws = self.workspace
         paths = control_paths(ws, instruction_files=self.instruction_files, existing_only=False)
-        if os.path.isdir(ws / ".git"):
+        dot_git = ws / ".git"
+        if os.path.isdir(dot_git) and not os.path.islink(dot_git):
             paths += [ws / name for name in GIT_CONTROL]
+        elif os.path.isfile(dot_git) and not os.path.islink(dot_git):
+            paths.append(dot_git)  # a worktree's "gitdir: …" line: where git reads config
         return paths
+
+    def home_credentials(self) -> list[Path]:
+        """The credential files and folders of the home folder that exist
+        (:data:`HOME_CREDENTIALS`): masked with the workspace's secret files."""
+        home = Path(os.path.expanduser("~"))
+        if not home.is_absolute() or home == Path("/"):
+            return []
+        return [home / name for name in HOME_CREDENTIALS if os.path.lexists(home / name)]
 
     def secret_paths(self) -> list[Path]:
         """The workspace's secret files that exist (:func:`clawnb.control.secrets.is_secret_file`):
@@ -248,6 +457,7 @@ class SandboxPolicy:
         if self.kind == "seatbelt":
             return [self.bwrap, "-p", seatbelt_profile(self), *argv]
         ws = str(self.workspace)
+        hidden = hidden_paths()
         args = [
             self.bwrap,
             "--ro-bind", "/", "/",
@@ -268,12 +478,35 @@ class SandboxPolicy:
         ]  # fmt: skip
         if not self.network:
             args.append("--unshare-net")
-        if self.writable:
-            args += ["--bind", ws, ws]
-        else:
-            # the workspace may live under /tmp, which the private tmpfs hides
-            args += ["--ro-bind", ws, ws]
-        for path in [*self.control_paths(), *self.secret_paths(), *self.extra_read_only]:
+        # a hidden folder that holds the workspace is emptied before the workspace is bound
+        # back into it; the others after, so one inside the workspace is hidden too
+        holding = [h for h in hidden if _inside(ws, h)]
+        for folder in holding:
+            args += ["--tmpfs", folder]
+        # the workspace may live under /tmp, which the private tmpfs hides
+        args += ["--bind" if self.writable else "--ro-bind", ws, ws]
+        for folder in hidden:
+            if folder not in holding:
+                args += ["--tmpfs", folder]
+        dot_git = os.path.join(ws, ".git")
+        if self.writable and os.path.isdir(dot_git) and not os.path.islink(dot_git):
+            # .git its own mount point: it cannot be renamed or replaced (EBUSY), so no
+            # command can swap in a copy with another config ("mv .git x && cp -r x .git")
+            args += ["--bind", dot_git, dot_git]
+        if self.network and os.path.islink("/etc/resolv.conf"):
+            # systemd-resolved keeps it under /run: bind the one file back, or no DNS
+            real = os.path.realpath("/etc/resolv.conf")
+            if os.path.isfile(real) and any(_inside(real, h) for h in hidden):
+                args += ["--ro-bind", real, real]
+        # in a read-only workspace every read-only bind would change nothing (and finding
+        # the control files reads the configuration): only masks are worth their cost there
+        read_only = [*self.control_paths(), *self.extra_read_only] if self.writable else []
+        masked: list[Path] = []
+        if self.mask_secrets:
+            masked = [*self.secret_paths(), *self.home_credentials()]
+        elif self.writable:
+            read_only += self.secret_paths()
+        for path in read_only:
             if os.path.islink(path):
                 # a control file that is a link (CLAUDE.md -> docs/guide.md): its target is
                 # what the agent reads, so that is what is bound read-only
@@ -282,12 +515,107 @@ class SandboxPolicy:
                 continue
             p = str(path)
             args += ["--ro-bind", p, p]
+
+        def invisible(path: str) -> bool:  # already behind a private tmpfs
+            return not _inside(path, ws) and any(
+                _inside(path, h) for h in ("/tmp", "/var/tmp", *hidden)
+            )
+
+        for path in masked:
+            p = os.path.realpath(path)
+            if not os.path.exists(p) or _inside(ws, p) or invisible(p):
+                continue
+            if os.path.isdir(p):
+                args += ["--tmpfs", p, "--remount-ro", p]
+            else:
+                args += ["--ro-bind", _empty.path(), p]
+        for sock in [*_named_sockets(), *_kernel_connection_files()]:
+            p = os.path.realpath(sock)
+            if not invisible(p) and not os.path.isdir(p):
+                args += ["--ro-bind", _empty.path(), p]
         args += ["--chdir", os.fspath(cwd) if cwd is not None else ws]
         # the home folder is read-only: tools that cache there (pip, uv, pre-commit …) follow
         # XDG_CACHE_HOME into the private /tmp instead of failing
         args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "XDG_CACHE_HOME", "/tmp/.cache", "--"]
+        args += self._nproc_prefix()
         args += list(argv)
         return args
+
+    # -- limits ---------------------------------------------------------------------------
+    def _nproc_prefix(self) -> list[str]:
+        """``prlimit --nproc=N:N --`` run inside the sandbox, where bubblewrap's user
+        namespace makes ``RLIMIT_NPROC`` count this command's processes only (set before
+        bubblewrap, it would count all of the user's processes). Not for root: the kernel
+        exempts uid 0, so :meth:`pids_limit` (a cgroup) does it."""
+        if self.max_processes <= 0 or os.geteuid() == 0 or _setuid(self.bwrap):
+            return []
+        prlimit = trusted_executable("prlimit", workspace=self.workspace)
+        if prlimit is None:
+            return []
+        n = self.max_processes
+        return [prlimit, f"--nproc={n}:{n}", "--"]
+
+    def pids_limit(self) -> int:
+        """The ``pids`` cgroup limit :func:`clawnb.control.process.spawn` puts the command
+        under (0: none) — for root, whom ``RLIMIT_NPROC`` does not bind."""
+        if self.kind != "bwrap" or os.geteuid() != 0:
+            return 0
+        return max(self.max_processes, 0)
+
+    def rlimits(self) -> list[tuple[int, int]]:
+        """``(resource, bytes)`` set in the child before bubblewrap starts (inherited by
+        everything inside): private writable memory per process (``RLIMIT_DATA``) and the
+        size of a file written (``RLIMIT_FSIZE``)."""
+        if self.kind != "bwrap":
+            return []
+        out: list[tuple[int, int]] = []
+        if self.max_memory_mb > 0:
+            out.append((resource.RLIMIT_DATA, self.max_memory_mb * 1024 * 1024))
+        if self.max_file_size_mb > 0:
+            out.append((resource.RLIMIT_FSIZE, self.max_file_size_mb * 1024 * 1024))
+        return out
+
+    def limits_description(self) -> str:
+        """``"at most 1024 processes, 8192 MiB of memory per process, 4096 MiB per file"``."""
+        parts = []
+        if self.max_processes > 0:
+            parts.append(f"at most {self.max_processes} processes")
+        if self.max_memory_mb > 0:
+            parts.append(f"{self.max_memory_mb} MiB of memory per process")
+        if self.max_file_size_mb > 0:
+            parts.append(f"{self.max_file_size_mb} MiB per file")
+        return ", ".join(parts) or "no limits"
+
+
+# What programs write to stderr when a limit stops them (EAGAIN from fork, ENOMEM from malloc).
+_MEMORY_SIGNS = ("Cannot allocate memory", "cannot allocate memory", "MemoryError",
+                 "out of memory", "Out of memory", "std::bad_alloc", "memory exhausted")  # fmt: skip
+
+
+def limit_note(policy: SandboxPolicy, returncode: int | None, stderr: str) -> str | None:
+    """A line for a sandboxed result that ran into a limit (``None``: none seen): which one,
+    and the ``[sandbox]`` key that sets it, so the model and the person know why. Read from
+    the exit status and stderr only (a ``grep MemoryError`` of the sources is not a limit)."""
+    hit: list[str] = []
+    lines = stderr.splitlines()
+    if policy.max_file_size_mb > 0 and (
+        returncode in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ)
+        or any("File size limit exceeded" in line for line in lines)
+    ):
+        hit.append(f"a file reached {policy.max_file_size_mb} MiB (max_file_size_mb)")
+    if policy.max_processes > 0 and any(
+        "fork" in line and "Resource temporarily unavailable" in line for line in lines
+    ):
+        hit.append(f"at most {policy.max_processes} processes (max_processes)")
+    if (
+        policy.max_memory_mb > 0
+        and returncode != 0
+        and any(sign in line for line in lines for sign in _MEMORY_SIGNS)
+    ):
+        hit.append(f"{policy.max_memory_mb} MiB of memory per process (max_memory_mb)")
+    if not hit:
+        return None
+    return f"[sandbox: limit reached: {'; '.join(hit)}; see [sandbox] in the config]"
 
 
 @dataclass(frozen=True)
@@ -330,34 +658,41 @@ def policy_for(
     network: str | bool = "off",
     auto_allow: bool = False,
     instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES,
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+    max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
+    max_file_size_mb: int = DEFAULT_MAX_FILE_SIZE_MB,
 ) -> SandboxStatus:
     """Resolve ``[sandbox]`` settings against this machine: a :class:`SandboxStatus` with the
-    policy to use (``None`` when processes run unsandboxed or are refused)."""
+    policy to use (``None`` when processes run unsandboxed or are refused). The sandbox
+    program is looked up outside ``workspace`` only (:mod:`clawnb.control.executables`)."""
     if mode not in MODES:
         raise ValueError(f"[sandbox] mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "off":
         return SandboxStatus(mode, None)
     net = network in (True, "on")
     if sys.platform == "darwin":
-        exe = shutil.which("sandbox-exec")
-        if exe is None:
-            return SandboxStatus(mode, None, "sandbox-exec is not on PATH")
+        found = resolve("sandbox-exec", workspace=workspace)
+        if found.path is None:
+            return SandboxStatus(mode, None, _not_found("sandbox-exec", found.why_not()))
         # Seatbelt matches real paths (/tmp is /private/tmp): the profile names the real one
         policy = SandboxPolicy(
             Path(os.path.realpath(workspace)),
             network=net,
             auto_allow=auto_allow,
             instruction_files=tuple(instruction_files),
-            bwrap=exe,
+            bwrap=found.path,
             kind="seatbelt",
+            max_processes=max_processes,
+            max_memory_mb=max_memory_mb,
+            max_file_size_mb=max_file_size_mb,
         )
         return SandboxStatus(mode, policy)
     if not sys.platform.startswith("linux"):
         return SandboxStatus(mode, None, f"no OS sandbox for {sys.platform}")
-    path = bwrap_path()
-    if path is None:
-        return SandboxStatus(mode, None, "bubblewrap (bwrap) is not on PATH")
-    problem = _bwrap_works(path)
+    found = resolve("bwrap", workspace=workspace)
+    if found.path is None:
+        return SandboxStatus(mode, None, _not_found("bubblewrap (bwrap)", found.why_not()))
+    problem = _bwrap_works(found.path)
     if problem is not None:
         return SandboxStatus(mode, None, f"bubblewrap does not work here: {problem}")
     policy = SandboxPolicy(
@@ -365,9 +700,19 @@ def policy_for(
         network=net,
         auto_allow=auto_allow,
         instruction_files=tuple(instruction_files),
-        bwrap=path,
+        bwrap=found.path,
+        max_processes=max_processes,
+        max_memory_mb=max_memory_mb,
+        max_file_size_mb=max_file_size_mb,
     )
     return SandboxStatus(mode, policy)
+
+
+def _not_found(what: str, passed_over: str) -> str:
+    if not passed_over:
+        return f"{what} is not on PATH"
+    # a candidate from the workspace (or writable by others) is never run: say which
+    return f"{what} is not on PATH outside the workspace (not used: {passed_over})"
 
 
 def status_from_config(config: Any, workspace: str | os.PathLike[str]) -> SandboxStatus:
@@ -379,7 +724,23 @@ def status_from_config(config: Any, workspace: str | os.PathLike[str]) -> Sandbo
         network=getattr(section, "network", "off"),
         auto_allow=getattr(section, "auto_allow", False),
         instruction_files=getattr(config, "instruction_files", DEFAULT_INSTRUCTION_FILES),
+        max_processes=getattr(section, "max_processes", DEFAULT_MAX_PROCESSES),
+        max_memory_mb=getattr(section, "max_memory_mb", DEFAULT_MAX_MEMORY_MB),
+        max_file_size_mb=getattr(section, "max_file_size_mb", DEFAULT_MAX_FILE_SIZE_MB),
     )
+
+
+def _seatbelt_reads(policy: SandboxPolicy, lit: Any) -> str:
+    """Reads everywhere — but for a call nobody approved, not the secret files (excluded with
+    ``require-not``, like the control files from writes, so no rule order matters)."""
+    if not policy.mask_secrets:
+        return "(allow file-read*)"
+    excluded = ""
+    for path in [*policy.secret_paths(), *policy.home_credentials()]:
+        real = os.path.realpath(path)
+        kind = "subpath" if os.path.isdir(real) else "literal"
+        excluded += f" (require-not ({kind} {lit(real)}))"
+    return f'(allow file-read* (require-all (subpath "/"){excluded}))'
 
 
 def seatbelt_profile(policy: SandboxPolicy) -> str:
@@ -398,7 +759,7 @@ def seatbelt_profile(policy: SandboxPolicy) -> str:
         "(allow signal (target same-sandbox))",
         "(allow sysctl-read)",
         "(allow mach-lookup)",
-        "(allow file-read*)",
+        _seatbelt_reads(policy, lit),
         '(allow file-write* (literal "/dev/null") (literal "/dev/tty") (literal "/dev/dtracehelper"))',
         '(allow file-write* (subpath "/private/tmp") (subpath "/private/var/folders"))',
     ]

@@ -13,7 +13,11 @@ What makes it safe to run inside a notebook:
 * with bubblewrap (``[sandbox]``, :mod:`clawnb.control.sandbox`) it runs in the OS sandbox: the file
   system read-only except the workspace and a private /tmp, control files read-only, no
   network, its own PID namespace — so even ``setsid`` jobs die with the call, and with the
-  agent. Without the sandbox a watchdog kills the group if the agent dies;
+  agent. Without the sandbox a watchdog kills the group if the agent dies. A sandboxed call
+  no person approved (plan mode's read-only variant, ``auto_allow``, an allow rule, bypass
+  mode) sees the **secret files masked** — empty, not merely read-only — so ``rev .env`` or
+  any other spelling of their content has nothing to print; processes, memory per process and
+  file size are limited (``[sandbox] max_*``), and the result names a limit it ran into;
 * stdout and stderr are drained concurrently while the command runs, so a command printing
   megabytes never deadlocks on a full pipe; capture is capped (the rest is counted, not kept);
 * stdin is ``/dev/null`` (an interactive prompt gets EOF instead of hanging) and pagers are
@@ -42,7 +46,13 @@ from ..control.process import (
     spawn,
     wait_exit,
 )
-from ..control.sandbox import SandboxPolicy, SandboxStatus, SandboxUnavailable
+from ..control.sandbox import (
+    SandboxPolicy,
+    SandboxStatus,
+    SandboxUnavailable,
+    approved_call,
+    limit_note,
+)
 from ..control.trust import ControlSnapshot, control_change_approved, undone_message
 from ..types import JSON, ToolDefinition
 from .base import BaseTool, ToolError, optional_int, report_output, require_str
@@ -165,8 +175,9 @@ class BashTool(BaseTool):
         return policy is not None and policy.auto_allow
 
     def read_only_variant(self) -> BashTool | None:
-        """A bash tool whose commands see the workspace read-only and have no network (for
-        plan mode), or ``None`` without a working sandbox — then plan mode keeps bash off."""
+        """A bash tool whose commands see the workspace read-only, the secret files masked
+        and have no network (for plan mode, where it runs without asking), or ``None``
+        without a working sandbox — then plan mode keeps bash off."""
         try:
             policy = self.policy()
         except SandboxUnavailable:
@@ -198,6 +209,9 @@ class BashTool(BaseTool):
             policy = self.policy()
         except SandboxUnavailable as exc:
             raise ToolError(str(exc)) from None
+        if policy is not None and not approved_call.get():
+            # nobody approved this very command: the secret files read as empty inside
+            policy = policy.masked()
         if policy is not None or control_change_approved.get():
             return await self._run(command, timeout, policy)
         # No sandbox mounts the control files read-only: judge the effect instead. Whatever
@@ -267,6 +281,9 @@ class BashTool(BaseTool):
                     f"\n[sandbox: removed {names}: control files and secret files cannot be "
                     "created from inside the sandbox]"
                 )
+        note = limit_note(policy, proc.returncode, stderr) if policy else None
+        if note is not None:
+            stderr += f"\n{note}" if stderr else note
         if timed_out:
             partial = format_output(stdout, stderr, None)
             message = f"command timed out after {timeout}s"
