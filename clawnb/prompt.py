@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -81,29 +80,13 @@ class PromptSection:
 
 
 def git_status(directory: str | os.PathLike[str], timeout: float = 2.0) -> str | None:
-    """``branch main, 3 changed files`` — or ``None`` outside a git work tree (or without git)."""
+    """``branch main, 3 changed files`` — or ``None`` outside a git work tree (or without git),
+    or ``state not shown: …`` for a repository whose ``.git`` could point git at another
+    one's configuration. Through :func:`clawnb.control.git.status_line`: the trusted git,
+    nothing the repository configures is run (fsmonitor, hooks, filters, pagers …)."""
+    from .control.git import status_line
 
-    def run(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(directory), *args],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout if done.returncode == 0 else None
-
-    inside = run("rev-parse", "--is-inside-work-tree")
-    if inside is None or inside.strip() != "true":
-        return None
-    branch = (run("branch", "--show-current") or "").strip()  # works before the first commit
-    status = run("status", "--porcelain") or ""
-    changed = sum(1 for line in status.splitlines() if line.strip())
-    state = "clean" if changed == 0 else f"{changed} changed file{'s' if changed != 1 else ''}"
-    return f"{'branch ' + branch if branch else 'detached HEAD'}, {state}"
+    return status_line(directory, timeout)
 
 
 class SystemPromptBuilder:
