@@ -11,11 +11,10 @@ import nbformat
 import pytest
 from shipped import shipped_course
 
-from clawnb.course import chapters
+from clawnb.course import _testlist, chapters  # the module: its tests_cell is no test
 from clawnb.course._exercises import make_exercise
 from clawnb.course._progress import chapter_of
 from clawnb.course._save import execute_notebook
-from clawnb.course._testlist import TAG, tests_cell
 from clawnb.course._where import chapter_notebook
 
 ROOT = Path(__file__).resolve().parents[2] / "notebooks"
@@ -71,10 +70,12 @@ def test_the_events_approvals_and_toolset_calls_a_solution_relies_on_are_in_the_
 def test_each_chapter_lists_the_tests_its_check_runs_up_front(path):
     # As the book's chapters do: right after the opening cell, generated from the suites.
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    listed = [i for i, c in enumerate(cells) if TAG in c.get("metadata", {}).get("tags", [])]
+    tag = _testlist.TAG
+    listed = [i for i, c in enumerate(cells) if tag in c.get("metadata", {}).get("tags", [])]
     assert listed == [1], "run: python -m clawnb.course tests notebooks (then the exercises)"
     source = "".join(cells[1]["source"])
-    assert source == tests_cell(chapter_of(path)), "out of date: python -m clawnb.course tests"
+    expected = _testlist.tests_cell(chapter_of(path))
+    assert source == expected, "out of date: python -m clawnb.course tests notebooks"
 
 
 def test_every_recorded_model_a_notebook_names_ships_where_it_looks():
