@@ -20,6 +20,9 @@ Two extensions make it usable on a real machine:
   is denied) and ``bypass`` (everything runs). With a mode set, a matching **deny rule wins in
   every mode**, also over session allows and ``bypass``. Whether a tool is read-only comes from
   its ``read_only`` attribute; a tool without one is treated as not read-only (fail closed).
+  A read-only tool that **reaches the network** (``open_world``: ``web_fetch``) is not "just a
+  read" — a URL can carry anything the model has read — so it asks in every mode but
+  ``bypass`` (plan mode included), unless a rule or the person's "always allow" says yes.
 
 An engine built without a mode (``PermissionEngine(rules, default)``) behaves exactly like the
 book's. A pattern that is not a valid glob is compared for equality, as in the book.
@@ -267,7 +270,8 @@ class PermissionEngine:
         name, read_only = _describe(tool)
         if self.mode is None:
             return self._decide_book(name, args)
-        return self._decide_mode(name, args, read_only, self.mode)
+        open_world = not isinstance(tool, str) and getattr(tool, "open_world", False) is True
+        return self._decide_mode(name, args, read_only, self.mode, open_world=open_world)
 
     def _first_rule(
         self, name: str, args: JSON, *, skip_deny: bool = False
@@ -288,7 +292,13 @@ class PermissionEngine:
         return PermissionDecision(self.default, f"default permission for `{name}`")
 
     def _decide_mode(
-        self, name: str, args: JSON, read_only: bool, mode: PermissionMode
+        self,
+        name: str,
+        args: JSON,
+        read_only: bool,
+        mode: PermissionMode,
+        *,
+        open_world: bool = False,
     ) -> PermissionDecision:
         for rule in self.rules:
             if rule.permission is Permission.Deny and rule.matches(
@@ -318,6 +328,13 @@ class PermissionEngine:
         matched = self._first_rule(name, args, skip_deny=True)
         if matched is not None:
             return PermissionDecision(matched.permission, _rule_reason(matched), matched)
+        if read_only and open_world:
+            # what it sends out is the question, not what it changes: asked also while planning
+            return PermissionDecision(
+                Permission.Ask,
+                f"`{name}` reaches the network (a request can carry what the model has read), "
+                f"so {mode.value} mode asks first",
+            )
         if read_only:
             return PermissionDecision(Permission.Allow, f"`{name}` is read-only")
         if mode is PermissionMode.ACCEPT_EDITS and name in self.edit_tools:

@@ -87,6 +87,9 @@ class WebFetchTool(BaseTool):
     """``web_fetch``: GET a URL, return its text (HTML converted to readable text)."""
 
     read_only = True
+    # reaches beyond this machine: asked about in every mode but bypass, plan mode included
+    # (clawnb.permissions), since a URL can carry anything the model has read
+    open_world = True
 
     def __init__(
         self,

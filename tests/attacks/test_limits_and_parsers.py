@@ -395,6 +395,51 @@ def test_the_caps_are_the_users_settings(tmp_path, monkeypatch):
     assert "limits" in (loaded.trust_notice or "")
 
 
+# -- plan mode: a tool that reaches the network asks -----------------------------------------
+
+
+def test_plan_mode_asks_before_web_fetch_and_a_denial_keeps_it_off_the_network(
+    tmp_path, monkeypatch
+):
+    from clawnb.tools import default_tools
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.md").write_text("the deploy key is in vault\n")
+    monkeypatch.chdir(ws)
+    with Listener() as listener:  # records every request it gets
+        url = f"{listener.url}/leak?d=the-deploy-key-is-in-vault"
+        model = scripted_model(
+            tmp_path / "script.jsonl",
+            [
+                call_turn("r1", "read", path="notes.md"),
+                call_turn("s1", "tool_search", query="web_fetch"),
+                call_turn("f1", "web_fetch", url=url),
+                {"text": "Plan: nothing to do."},
+            ],
+        )
+        asked: list[str] = []
+
+        async def approve(request):
+            asked.append(request.call.name)
+            return Approval.deny("not while planning")
+
+        # allow_private: the person lets web_fetch reach local servers, so only the
+        # permission stands between the plan and the listener
+        session = build_agent(
+            workspace=ws,
+            model=model,
+            mode="plan",
+            approve=approve,
+            tools=default_tools(ws, allow_private=True),
+        )
+        asyncio.run(session.send("plan the deploy"))
+        assert not listener.paths, listener.paths
+        assert asked == ["web_fetch"]  # the read ran unasked; the fetch was asked about
+    result = next(m.content for m in session.history if getattr(m, "id", None) == "f1")
+    assert "not while planning" in result
+
+
 # -- the parts, each bounded on its own --------------------------------------------------------
 
 
