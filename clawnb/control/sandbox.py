@@ -69,6 +69,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -261,33 +262,60 @@ def _kernel_connection_files() -> list[str]:
 
 
 class _EmptyFile:
-    """One empty, read-only file per agent process: what a masked file is bound to (a bind
-    needs a source, and ``/dev/null`` would accept writes). Recreated if a temp cleaner took
-    it, removed when we exit."""
+    """The empty, read-only file a masked file is bound to (a bind needs a source, and
+    ``/dev/null`` would accept writes): ``clawnb-empty-UID`` in the temp folder, shared by our
+    processes and used only once checked (a regular file of ours, empty, read-only, one link
+    — in a sticky temp folder nobody else can replace it); if that name is taken by anything
+    else, a private one for this process. Sandboxed commands never see the host's temp
+    folder, so none of them can write to it."""
 
     def __init__(self) -> None:
         self._path: str | None = None
         self._lock = threading.Lock()
 
+    @staticmethod
+    def _usable(path: str) -> bool:
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        return (
+            stat.S_ISREG(st.st_mode)
+            and st.st_uid == os.geteuid()
+            and st.st_size == 0
+            and st.st_nlink == 1
+            and not st.st_mode & 0o222
+        )
+
     def path(self) -> str:
         with self._lock:
-            if self._path is None or not os.path.isfile(self._path):
-                import tempfile  # on first use: `import clawnb` stays cheap
+            if self._path is not None and self._usable(self._path):
+                return self._path
+            import tempfile  # on first use: `import clawnb` stays cheap
 
-                fd, path = tempfile.mkstemp(prefix="clawnb-empty-")
+            shared = os.path.join(tempfile.gettempdir(), f"clawnb-empty-{os.geteuid()}")
+            try:
+                os.close(
+                    os.open(shared, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o444)
+                )
+            except OSError:
+                pass  # there already (ours from before, or something to leave alone)
+            if self._usable(shared):
+                self._path = shared
+            else:
+                fd, private = tempfile.mkstemp(prefix="clawnb-empty-")
                 os.close(fd)
-                os.chmod(path, 0o444)
-                if self._path is None:
-                    atexit.register(self._remove)
-                self._path = path
+                os.chmod(private, 0o444)
+                atexit.register(_remove_quietly, private)
+                self._path = private
             return self._path
 
-    def _remove(self) -> None:
-        if self._path is not None:
-            try:
-                os.unlink(self._path)
-            except OSError:
-                pass
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 _empty = _EmptyFile()
