@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from .control.secrets import redact
 from .events import AgentEvent, AgentEventCallback, AnyAgentEvent, emit
-from .types import Tool, ToolCall, ToolSet
+from .types import Sandboxed, Tool, ToolCall, ToolSet, traits_of
 
 __all__ = [
     "INTERRUPTED_RESULT",
@@ -168,7 +168,7 @@ class ToolExecutor:
 
     def _is_concurrent(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)
-        return bool(tool is not None and getattr(tool, "concurrency_safe", False))
+        return tool is not None and traits_of(tool).parallel
 
     def _groups(self, calls: list[ToolCall], pending: list[int]) -> list[list[int]]:
         groups: list[list[int]] = []
@@ -237,12 +237,10 @@ class ToolExecutor:
                     content, outcome = refusal.content, refusal.outcome
                 else:
                     if on_event is not None:
-                        note = getattr(tool, "sandbox_description", "")
+                        note = tool.sandbox_description if isinstance(tool, Sandboxed) else ""
                         await emit(
                             on_event,
-                            AgentEvent.ToolRunning(
-                                call.id, call.name, note if isinstance(note, str) else ""
-                            ),
+                            AgentEvent.ToolRunning(call.id, call.name, note),
                         )
                     parent = current_call.get()
                     depth = parent.depth + 1 if parent is not None else 0

@@ -57,8 +57,8 @@ from .safety import (
     SafetyCheck,
     SafetyViolation,
 )
-from .tools.base import ToolError
-from .types import JSON, Tool, ToolCall
+from .tools.base import Previewing, ToolError
+from .types import JSON, Sandboxed, Tool, ToolCall, traits_of
 
 if TYPE_CHECKING:
     from .control.sandbox import SandboxPolicy, SandboxStatus
@@ -197,7 +197,7 @@ class GatePipeline(Gate):
         decision = self.permissions.decide(tool, call.arguments)
         if (
             decision.permission is Permission.Allow
-            and getattr(tool, "always_ask", False) is True
+            and traits_of(tool).always_asks
             and call.name not in self.permissions.session_allows
         ):
             # code that runs in the user's own process (the kernel) is never waved through
@@ -223,11 +223,7 @@ class GatePipeline(Gate):
         settled = await self._settled(call, tool, decision)
         if settled is not None:
             return settled
-        if (
-            decision.rule is None
-            and not decision.explicit
-            and getattr(tool, "auto_allowed", False) is True
-        ):
+        if decision.rule is None and not decision.explicit and traits_of(tool).auto_allowed:
             # [sandbox] auto_allow: the OS sandbox bounds what the command can do, so the
             # mode's "ask first" is waived. Deny rules, explicit ask rules (decision.rule) and
             # the control-file rule (decision.explicit) still decide.
@@ -252,18 +248,17 @@ class GatePipeline(Gate):
             if decision.explicit:
                 # a control file: front ends offer no "always" and no policy may answer
                 details["explicit_only"] = True
-            previewer = getattr(tool, "preview", None)
-            if callable(previewer):
+            if isinstance(tool, Previewing):
                 try:
-                    details["preview"] = await previewer(call.arguments)
+                    details["preview"] = await tool.preview(call.arguments)
                 except ToolError as exc:
                     # bound to fail (unread file, no unique match, changed on disk): the
                     # failure is the result, nobody is asked to approve it
                     return Refusal(f"error: {exc}", "error")
             reason = decision.reason
-            sandbox = getattr(tool, "sandbox_description", None)
-            if isinstance(sandbox, str) and sandbox:
-                reason = f"{reason}; {sandbox}"  # the person decides knowing what bash can do
+            if isinstance(tool, Sandboxed) and tool.sandbox_description:
+                # the person decides knowing what bash can do
+                reason = f"{reason}; {tool.sandbox_description}"
             request = ApprovalRequest(call, tool_summary(call).strip(), reason, details)
             try:
                 answer = await self.approve(request)
@@ -288,16 +283,15 @@ class GatePipeline(Gate):
         reason, change)`` on the approval callback), so the person can see it was not asked
         — with the change it makes when the tool can preview it (a write's content, an
         edit's diff), computed as before a question (a failing check is the result)."""
-        if getattr(tool, "read_only", False):
+        if traits_of(tool).read_only:
             return call
         tell = getattr(self.approve, "allowed", None)
         if not callable(tell):
             return call
         change = None
-        previewer = getattr(tool, "preview", None)
-        if callable(previewer):
+        if isinstance(tool, Previewing):
             try:
-                change = await previewer(call.arguments)
+                change = await tool.preview(call.arguments)
             except ToolError as exc:
                 return Refusal(f"error: {exc}", "error")
         tell(call, reason, change)

@@ -40,7 +40,7 @@ from .control.modes import PermissionMode
 from .control.secrets import is_secret_file
 from .control.shell import glob_match, normalize_command, split_shell_commands, writes_to_file
 from .control.trust import CONTROL_FILE_REASON, command_mentions_control_file, is_control_file
-from .types import JSON, Tool
+from .types import JSON, Tool, traits_of
 
 __all__ = [
     "CONTROL_FILE_REASON",
@@ -270,7 +270,7 @@ class PermissionEngine:
         name, read_only = _describe(tool)
         if self.mode is None:
             return self._decide_book(name, args)
-        open_world = not isinstance(tool, str) and getattr(tool, "open_world", False) is True
+        open_world = not isinstance(tool, str) and traits_of(tool).open_world
         return self._decide_mode(name, args, read_only, self.mode, open_world=open_world)
 
     def _first_rule(
@@ -397,4 +397,4 @@ def _describe(tool: str | Tool) -> tuple[str, bool]:
     name = getattr(definition, "name", None)
     if not isinstance(name, str):
         raise TypeError(f"expected a tool name or a tool with a definition, got {tool!r}")
-    return name, getattr(tool, "read_only", False) is True
+    return name, traits_of(tool).read_only

@@ -29,7 +29,7 @@ from typing import Literal
 from .agent import Phase, StreamingAgent
 from .events import AgentEventCallback
 from .executor import Gate, Refusal
-from .types import JSON, Message, Tool, ToolCall, ToolDefinition, ToolSet
+from .types import JSON, Message, Tool, ToolCall, ToolDefinition, ToolSet, ToolTraits, traits_of
 
 __all__ = [
     "DEFAULT_PLAN_PROMPT",
@@ -83,7 +83,7 @@ PlanReview = Callable[[str], Awaitable[PlanVerdict]]
 def read_only_tool_names(tools: Iterable[Tool]) -> list[str]:
     """The names of the tools that declare ``read_only`` — what production planning offers
     (the book's default set includes ``bash``, which can change anything)."""
-    return sorted(t.definition.name for t in tools if getattr(t, "read_only", False) is True)
+    return sorted(t.definition.name for t in tools if traits_of(t).read_only)
 
 
 def exit_plan_definition() -> ToolDefinition:
@@ -116,7 +116,7 @@ class _ExitPlanTool:
     """``exit_plan``: hands the plan in. It also decides what the model sees while planning
     (:meth:`ToolSet.active_definitions` asks it)."""
 
-    read_only = True
+    traits = ToolTraits(read_only=True)
 
     def __init__(self, phase: PlanPhase) -> None:
         self.phase = phase

@@ -46,6 +46,12 @@ __all__ = [
     "ToolCall",
     "ToolDefinition",
     "ToolSet",
+    "ToolTraits",
+    "CAUTIOUS",
+    "Declared",
+    "Hiding",
+    "Sandboxed",
+    "traits_of",
     "Variant",
     "compact_json",
     "complete",
@@ -362,15 +368,83 @@ class Tool(Protocol):
     """Anything with a :class:`ToolDefinition` and an async ``call``.
 
     ``call`` returns the text the model sees. Errors are raised as exceptions; the loop turns
-    them into ``error: {message}`` results. Optional attributes ``read_only`` and
-    ``concurrency_safe`` (both assumed ``False`` when absent) let the executor run safe calls
-    in parallel and plan mode pick its tools.
+    them into ``error: {message}`` results. What a tool is allowed to count on — running in
+    parallel, running unasked in plan mode — it declares as :class:`ToolTraits`
+    (:func:`traits_of`); a tool that declares nothing gets the fail-closed defaults.
     """
 
     @property
     def definition(self) -> ToolDefinition: ...
 
     async def call(self, args: JSON) -> str: ...
+
+
+@dataclass(frozen=True)
+class ToolTraits:
+    """What a tool declares about itself, in one place: the gate, the executor, plan mode and
+    the listings read these and nothing else. Every default is the cautious answer.
+
+    MCP tools map a server's annotations (``readOnlyHint``, ``destructiveHint``,
+    ``openWorldHint``) onto these — as hints from an untrusted party, which never approve a
+    call by themselves.
+    """
+
+    read_only: bool = False  # changes nothing: plan mode offers it, default mode runs it
+    concurrency_safe: bool | None = None  # may run beside other calls; None: when read-only
+    destructive: bool = False  # may lose data a checkpoint cannot give back
+    always_asks: bool = False  # asks in every mode (runs code in the person's own process)
+    open_world: bool = False  # reaches outside the machine (the network)
+    auto_allowed: bool = False  # runs unasked: an OS sandbox bounds what it can do
+    deferred: bool = False  # its schema is sent only once tool_search loads it
+
+    @property
+    def parallel(self) -> bool:
+        """Whether the executor may run this tool's calls alongside others."""
+        return self.read_only if self.concurrency_safe is None else self.concurrency_safe
+
+
+CAUTIOUS = ToolTraits()
+"""The traits of a tool that declares none."""
+
+
+@runtime_checkable
+class Declared(Protocol):
+    """A tool that declares its :class:`ToolTraits` (every tool clawnb ships does)."""
+
+    @property
+    def traits(self) -> ToolTraits: ...
+
+
+def traits_of(tool: object) -> ToolTraits:
+    """``tool``'s declared traits. A tool written to the book's protocol alone (a learner's,
+    the course's) has the book's two flags, ``read_only`` and ``concurrency_safe``: this is
+    the one place they are read, and nothing else is assumed of such a tool."""
+    if isinstance(tool, Declared):
+        traits = tool.traits
+        if isinstance(traits, ToolTraits):
+            return traits
+    read_only = getattr(tool, "read_only", False) is True
+    concurrent = getattr(tool, "concurrency_safe", False) is True
+    if not (read_only or concurrent):
+        return CAUTIOUS
+    return ToolTraits(read_only=read_only, concurrency_safe=concurrent)
+
+
+@runtime_checkable
+class Sandboxed(Protocol):
+    """A tool whose calls run in an OS sandbox it can describe in one line (bash:
+    ``"sandboxed: workspace-write, no network"``), for the card and the question."""
+
+    @property
+    def sandbox_description(self) -> str: ...
+
+
+@runtime_checkable
+class Hiding(Protocol):
+    """A tool that decides which other tools the model sees this turn (``tool_search`` hides
+    the deferred ones it has not loaded, ``exit_plan`` everything but the read-only ones)."""
+
+    def hides(self, tool: Tool, tools: ToolSet) -> bool: ...
 
 
 class ToolSet:
@@ -410,14 +484,10 @@ class ToolSet:
         it has not loaded yet, the planning phase everything but its read-only tools — so the
         loop never needs to know which tool does that."""
         tools = list(self._tools.values())
-        hiders = [t for t in tools if callable(getattr(t, "hides", None))]
+        hiders = [t for t in tools if isinstance(t, Hiding)]
         if not hiders:
             return self.definitions()
-        return [
-            t.definition
-            for t in tools
-            if not any(h.hides(t, self) for h in hiders)  # type: ignore[attr-defined]
-        ]
+        return [t.definition for t in tools if not any(h.hides(t, self) for h in hiders)]
 
     def names(self) -> list[str]:
         return list(self._tools)

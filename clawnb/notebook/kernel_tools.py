@@ -20,7 +20,7 @@ from typing import Any
 from ..control.secrets import is_secret_name
 from ..control.trust import ControlSnapshot, control_change_approved, undone_message
 from ..tools.base import BaseTool, ToolError, require_str
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 
 __all__ = ["InspectVariableTool", "RunPythonTool", "describe_value"]
 
@@ -144,7 +144,7 @@ class _KernelTool(BaseTool):
 
 
 class InspectVariableTool(_KernelTool):
-    read_only = True
+    traits = ToolTraits(read_only=True)
 
     definition = ToolDefinition(
         "inspect_variable",
@@ -187,7 +187,8 @@ class RunPythonTool(_KernelTool):
     this very call as a change to a control file, a :class:`ControlSnapshot` taken before it
     puts them back after it, and the result says so."""
 
-    always_ask = True
+    # code in the person's own kernel: asked about in every mode
+    traits = ToolTraits(always_asks=True, destructive=True)
 
     def __init__(
         self, namespace: dict[str, Any], *, workspace: str | os.PathLike[str] | None = None

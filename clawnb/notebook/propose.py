@@ -32,7 +32,7 @@ from typing import Any
 
 from ..control.imports import load
 from ..tools.base import BaseTool, ToolError, require_str
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 from .transcript import ANSWERING, RUNNING
 from .widgets import WidgetView
 
@@ -195,8 +195,7 @@ class ProposeCellTool(BaseTool):
     docstring). Read-only: it changes nothing by itself — the person's click does, and only
     in the notebook's front end."""
 
-    read_only = True
-    concurrency_safe = False
+    traits = ToolTraits(read_only=True, concurrency_safe=False)
 
     def __init__(self) -> None:
         self.target: CellProposals | None = None

@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from ..types import Tool, ToolSet
+from ..types import Tool, ToolSet, traits_of
 from .ask import (
     AskTool,
     ChannelInputHandler,
@@ -104,6 +104,6 @@ def default_tools(
     hidden = set(deferred)
     tools = [defer(t) if t.definition.name in hidden else t for t in tools]
     toolset = ToolSet(tools)
-    if any(getattr(t, "deferred", False) for t in tools):
+    if any(traits_of(t).deferred for t in tools):
         toolset.push(ToolSearchTool(toolset))
     return toolset

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO, runtime_checkable
 
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 from .base import BaseTool, ToolError
 
 __all__ = [
@@ -52,8 +52,8 @@ def parse_options(args: JSON) -> list[str]:
 class AskTool(BaseTool):
     """``ask_user``: put a question (and optional choices) to the user, return the answer."""
 
-    read_only = True
-    concurrency_safe = False  # one question at a time: a person answers them
+    # changes nothing, but one question at a time: a person answers them
+    traits = ToolTraits(read_only=True, concurrency_safe=False)
 
     def __init__(self, handler: InputHandler) -> None:
         self.handler = handler

@@ -20,6 +20,7 @@ failing check becomes the call's result without a question (see
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import inspect
 import os
@@ -27,9 +28,14 @@ import stat
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import BinaryIO, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
-from ..types import JSON, ToolDefinition
+from ..types import CAUTIOUS, JSON, ToolDefinition, ToolTraits
+
+# the names a capability used to be declared under; now `traits` holds them all
+_TRAIT_ATTRIBUTES = frozenset({"always_ask", "auto_allowed", "deferred", "open_world"})
+# the book's own flags: a subclass may still write them as class attributes
+_BOOK_FLAGS = ("read_only", "concurrency_safe")
 
 __all__ = [
     "BaseTool",
@@ -108,15 +114,59 @@ class BaseTool:
     timeout). Definitions are shared: extend a tool's by building a new one, never in place."""
 
     definition: ToolDefinition
-    # the class default; an instance may differ (bash in plan mode is a read-only bash)
-    read_only: bool = False
+    # What the tool declares about itself (the fail-closed defaults unless a subclass says
+    # otherwise); an instance may differ (bash in plan mode is a read-only bash).
+    traits: ToolTraits = CAUTIOUS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The book's two flags, written as class attributes (as the course teaches), are
+        # folded into `traits`; every other capability is declared there and nowhere else — a
+        # stray (or misspelt) attribute used to be read by some parts and ignored by others.
+        stray = _TRAIT_ATTRIBUTES & set(vars(cls))
+        if stray:
+            raise TypeError(
+                f"{cls.__name__} sets {', '.join(sorted(stray))}: declare "
+                "traits = ToolTraits(...) instead"
+            )
+        book = {}
+        for name in _BOOK_FLAGS:
+            if name in vars(cls):
+                value = vars(cls)[name]
+                if not isinstance(value, bool):
+                    continue  # a property of the subclass's own: it decides
+                book[name] = value
+                delattr(cls, name)
+        inherited = cls.traits
+        if book and isinstance(inherited, ToolTraits):
+            cls.traits = dataclasses.replace(inherited, **book)
+
+    @property
+    def read_only(self) -> bool:
+        """The book's name for ``traits.read_only`` (plan mode and the course read it)."""
+        return self.traits.read_only
+
+    @read_only.setter
+    def read_only(self, value: bool) -> None:
+        self.traits = dataclasses.replace(self.traits, read_only=value)
+
+    @property
+    def open_world(self) -> bool:
+        """``traits.open_world``: reaches beyond this machine (web_fetch) — even when read-only
+        it is asked about, since what it sends out (a URL can carry anything the model read)
+        is not "just a read"."""
+        return self.traits.open_world
 
     @property
     def concurrency_safe(self) -> bool:
         """Whether the executor may run this tool's calls alongside others: by default a tool
-        that only reads may. A tool where that does not hold sets the attribute on its class
-        (``ask_user``: a person answers one question at a time)."""
-        return self.read_only
+        that only reads may (``traits.concurrency_safe`` says otherwise: ``ask_user``, a
+        person answers one question at a time)."""
+        return self.traits.parallel
+
+    @concurrency_safe.setter
+    def concurrency_safe(self, value: bool) -> None:
+        self.traits = dataclasses.replace(self.traits, concurrency_safe=value)
 
     async def call(self, args: JSON) -> str:  # pragma: no cover - abstract
         raise NotImplementedError

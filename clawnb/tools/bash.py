@@ -54,7 +54,7 @@ from ..control.sandbox import (
     limit_note,
 )
 from ..control.trust import ControlSnapshot, control_change_approved, undone_message
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 from .base import BaseTool, ToolError, optional_int, report_output, require_str
 
 __all__ = ["BashTool"]
@@ -117,9 +117,7 @@ class BashTool(BaseTool):
     """Run ``bash -c <command>`` in ``workspace`` with a timeout, killing the whole process
     group when the call ends."""
 
-    # one command at a time, the read-only variant too: it keeps the workspace unchanged, but
-    # commands still write temporary files (a shared /tmp under Seatbelt) and share the machine
-    concurrency_safe = False
+    _read_only = False  # the plan-mode variant's sandbox makes the file system read-only
 
     def __init__(
         self,
@@ -164,15 +162,23 @@ class BashTool(BaseTool):
             return self.sandbox.describe()
         return "not sandboxed"
 
-    @property
-    def auto_allowed(self) -> bool:
-        """Sandboxed with ``auto_allow``: calls need no approval (deny and ask rules still
-        apply; the gate decides)."""
+    @property  # computed: what bash may do depends on the sandbox it runs in
+    def traits(self) -> ToolTraits:  # type: ignore[override]
+        """One command at a time, the read-only variant too: it keeps the workspace unchanged,
+        but commands still write temporary files (a shared /tmp under Seatbelt) and share the
+        machine. ``auto_allowed``: sandboxed with ``auto_allow``, calls need no approval (deny
+        and ask rules still apply; the gate decides)."""
         try:
             policy = self.policy()
         except SandboxUnavailable:
-            return False
-        return policy is not None and policy.auto_allow
+            policy = None
+        return ToolTraits(
+            read_only=self._read_only,
+            concurrency_safe=False,
+            destructive=not self._read_only,
+            open_world=policy is None or policy.network,
+            auto_allowed=policy is not None and policy.auto_allow,
+        )
 
     def read_only_variant(self) -> BashTool | None:
         """A bash tool whose commands see the workspace read-only, the secret files masked
@@ -186,7 +192,7 @@ class BashTool(BaseTool):
             return None
         tool = copy.copy(self)  # the same limits and environment, another sandbox
         tool.sandbox = policy.read_only()
-        tool.read_only = True
+        tool._read_only = True
         return tool
 
     def _environment(self) -> dict[str, str]:

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 from .base import BaseTool, ToolError, optional_str, require_str, resolve_path
 
 __all__ = ["FileSearchTool", "GitIgnore", "GlobTool", "compile_glob", "iter_files", "sort_key"]
@@ -276,7 +276,7 @@ class FileSearchTool(BaseTool):
     """What glob and grep share: they only read, anchor relative paths at ``workspace``
     (default: the process cwd) and list at most ``max_results`` lines (``None``: all)."""
 
-    read_only = True
+    traits = ToolTraits(read_only=True)
 
     def __init__(
         self, workspace: str | os.PathLike[str] | None = None, *, max_results: int | None = 200

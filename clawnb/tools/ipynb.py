@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 from .base import (
     ChangePreview,
     FileStamp,
@@ -699,7 +699,7 @@ def _require_notebook(path: str) -> None:
 class NotebookReadTool(FileTool):
     """Show a notebook cell by cell (see the module docstring)."""
 
-    read_only = True
+    traits = ToolTraits(read_only=True)
 
     definition = (
         ToolDefinition(

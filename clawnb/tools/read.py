@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 from .base import (
     FileStamp,
     FileState,
@@ -42,7 +42,7 @@ class ReadTool(FileTool):
     """A file's text, whole or as a window of numbered lines. ``max_bytes`` is a class
     setting: change it on an instance or a subclass."""
 
-    read_only = True
+    traits = ToolTraits(read_only=True)
     max_bytes = 10 * 1024 * 1024  # a bigger file is read in windows, never whole
 
     definition = (

@@ -14,10 +14,11 @@ can load.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
-from ..types import JSON, Tool, ToolDefinition, ToolSet
+from ..types import JSON, Tool, ToolDefinition, ToolSet, ToolTraits, traits_of
 from .base import BaseTool, require_str
 
 __all__ = [
@@ -33,13 +34,11 @@ NAME = "tool_search"
 
 
 def is_deferred(tool: Tool) -> bool:
-    return bool(getattr(tool, "deferred", False))
+    return traits_of(tool).deferred
 
 
 class Deferred:
     """Wraps a tool so it is deferred; everything else is the inner tool's."""
-
-    deferred = True
 
     def __init__(self, tool: Tool) -> None:
         self.inner = tool
@@ -49,12 +48,16 @@ class Deferred:
         return self.inner.definition
 
     @property
+    def traits(self) -> ToolTraits:
+        return dataclasses.replace(traits_of(self.inner), deferred=True)
+
+    @property
     def read_only(self) -> bool:
-        return bool(getattr(self.inner, "read_only", False))
+        return self.traits.read_only
 
     @property
     def concurrency_safe(self) -> bool:
-        return bool(getattr(self.inner, "concurrency_safe", False))
+        return self.traits.parallel
 
     async def call(self, args: JSON) -> str:
         return await self.inner.call(args)
@@ -103,8 +106,8 @@ class ToolSearchTool(BaseTool):
     attached to (:meth:`ToolSet.active_definitions` attaches the loop's set every turn).
     """
 
-    read_only = True
-    concurrency_safe = False  # it changes which tools the next turn sees
+    # changes no file, but which tools the next turn sees: not beside other calls
+    traits = ToolTraits(read_only=True, concurrency_safe=False)
 
     def __init__(self, tools: ToolSet | None = None) -> None:
         self.tools = tools

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, ToolTraits
 from .base import BaseTool, ToolError, optional_int, require_str
 
 __all__ = ["WebFetchTool", "html_to_text"]
@@ -86,10 +86,7 @@ def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 class WebFetchTool(BaseTool):
     """``web_fetch``: GET a URL, return its text (HTML converted to readable text)."""
 
-    read_only = True
-    # reaches beyond this machine: asked about in every mode but bypass, plan mode included
-    # (clawnb.permissions), since a URL can carry anything the model has read
-    open_world = True
+    traits = ToolTraits(read_only=True, open_world=True)
 
     def __init__(
         self,

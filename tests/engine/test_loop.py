@@ -11,7 +11,15 @@ from clawnb.events import AgentEvent
 from clawnb.executor import INTERRUPTED_RESULT, Gate, Refusal, ToolExecutor, tool_summary
 from clawnb.providers.mock import MockProvider, MockStreamProvider
 from clawnb.tools.read import ReadTool
-from clawnb.types import AssistantTurn, Message, StopReason, ToolCall, ToolDefinition, ToolSet
+from clawnb.types import (
+    AssistantTurn,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolDefinition,
+    ToolSet,
+    ToolTraits,
+)
 
 
 def text(t):
@@ -48,7 +56,7 @@ class Boom:
 class Sleepy:
     """A concurrency-safe tool that sleeps for ``seconds``."""
 
-    concurrency_safe = True
+    traits = ToolTraits(concurrency_safe=True)
 
     def __init__(self, name="nap"):
         self.definition = ToolDefinition(name, "sleep").param("s", "number", "seconds", True)
@@ -217,7 +225,7 @@ async def test_unsafe_calls_run_alone_in_order():
     class Step:
         def __init__(self, name, safe):
             self.definition = ToolDefinition(name, name)
-            self.concurrency_safe = safe
+            self.traits = ToolTraits(concurrency_safe=safe)
             self.name = name
 
         async def call(self, args):

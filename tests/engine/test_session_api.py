@@ -13,7 +13,7 @@ from clawnb.planning import PlanVerdict
 from clawnb.session.assemble import build_agent
 from clawnb.session.protocol import Session
 from clawnb.tools.base import BaseTool
-from clawnb.types import Message, ToolDefinition
+from clawnb.types import Message, ToolDefinition, ToolTraits
 from tests.conftest import call_turn, scripted_model
 
 
@@ -28,7 +28,7 @@ def _results(history: list[Message]) -> dict[str, str]:
 class Launch(BaseTool):
     """A tool that runs code in the user's process: it always asks (like run_python)."""
 
-    always_ask = True
+    traits = ToolTraits(always_asks=True)
 
     def __init__(self) -> None:
         self.runs = 0

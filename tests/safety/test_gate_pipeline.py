@@ -20,7 +20,7 @@ from clawnb.safety import PathValidator
 from clawnb.tools.bash import BashTool
 from clawnb.tools.read import ReadTool
 from clawnb.tools.write import WriteTool
-from clawnb.types import AssistantTurn, Message, StopReason, ToolCall, ToolDefinition
+from clawnb.types import AssistantTurn, Message, StopReason, ToolCall, ToolDefinition, ToolTraits
 
 
 def write_turn(*paths: str, id_prefix: str = "w") -> AssistantTurn:
@@ -285,7 +285,7 @@ async def test_post_hook_block_is_reported_to_the_model(ws):
 class SlowSafeTool:
     """Not read-only but concurrency-safe: the executor may run several at once."""
 
-    concurrency_safe = True
+    traits = ToolTraits(concurrency_safe=True)
 
     def __init__(self) -> None:
         self.definition = ToolDefinition("probe", "probe")

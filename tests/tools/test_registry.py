@@ -8,6 +8,8 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from clawnb.agent import SimpleAgent
 from clawnb.providers.mock import MockProvider
 from clawnb.tools import (
@@ -27,7 +29,15 @@ from clawnb.tools import (
     defer,
     deferred_tools_section,
 )
-from clawnb.types import AssistantTurn, Message, StopReason, ToolCall, ToolSet
+from clawnb.types import (
+    AssistantTurn,
+    Message,
+    StopReason,
+    ToolCall,
+    ToolSet,
+    ToolTraits,
+    traits_of,
+)
 
 
 class _Recorder(MockProvider):
@@ -119,7 +129,7 @@ def test_metadata_flags():
 
 def test_a_tool_declaring_only_read_only_runs_concurrently():
     class Lookup(BaseTool):
-        read_only = True
+        traits = ToolTraits(read_only=True)
 
     class Launch(BaseTool):
         pass
@@ -128,8 +138,33 @@ def test_a_tool_declaring_only_read_only_runs_concurrently():
     assert Launch().concurrency_safe is False
     # an instance that turns read-only follows (bash declares its own: commands run one by one)
     launch = Launch()
-    launch.read_only = True
+    launch.traits = ToolTraits(read_only=True)
     assert launch.concurrency_safe is True
+
+
+def test_a_capability_declared_outside_traits_is_refused_at_class_creation():
+    """A stray or misspelt capability attribute was read by some parts and ignored by
+    others; now the class cannot even be made."""
+    with pytest.raises(TypeError, match="declare traits = ToolTraits"):
+
+        class Sloppy(BaseTool):
+            always_ask = True
+
+    class BookStyle(BaseTool):  # the book's (and the course's) way: folded into traits
+        read_only = True
+
+    assert traits_of(BookStyle()) == ToolTraits(read_only=True)
+    assert BookStyle().read_only and BookStyle().concurrency_safe
+
+    class Book:  # a tool written to the book's protocol keeps the book's two flags only
+        read_only = True
+        always_ask = False  # not a flag the book has: not read
+
+    class Plain:
+        pass
+
+    assert traits_of(Book()) == ToolTraits(read_only=True, concurrency_safe=False)
+    assert traits_of(Plain()) == ToolTraits()
 
 
 # ---------------------------------------------------------------- deferred tools
@@ -196,7 +231,7 @@ def test_deferred_section_for_the_system_prompt(tmp_path):
 
 def test_deferred_wrapper_keeps_metadata():
     wrapped = defer(WebFetchTool())
-    assert wrapped.read_only and wrapped.concurrency_safe and wrapped.deferred
+    assert wrapped.read_only and wrapped.concurrency_safe and traits_of(wrapped).deferred
     assert defer(wrapped) is wrapped
     assert wrapped.allow_private is False  # other attributes come from the inner tool
 
