@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ from ..errors import ContextOverflowError
 from ..events import AgentEvent, AgentEventCallback, AnyAgentEvent, ApprovalCallback, emit
 from ..executor import Gate, ResultLimit
 from ..permissions import PermissionMode
-from ..types import AnyProvider, Message, Tool, ToolCall, ToolSet
+from ..types import AnyProvider, Message, Tool, ToolCall, ToolSet, traits_of
 from ..usage import CostTracker
 from .log import SessionInfo, SessionLog, SessionStore, write_ahead
 from .protocol import ApprovalProxy, InputProxy
@@ -50,6 +50,7 @@ from .protocol import ApprovalProxy, InputProxy
 if TYPE_CHECKING:
     from ..agent import SimpleAgent, StreamingAgent
     from ..control.sandbox import SandboxStatus
+    from ..mcp.manager import McpManager
     from ..planning import PlanAgent, PlanReview
     from ..tools.ask import InputHandler
 
@@ -118,6 +119,13 @@ class AgentSession:
     questions: InputProxy = field(default_factory=InputProxy)
     checkpoints: Checkpoints = field(default_factory=Checkpoints)
     _plan_agent: PlanAgent | None = field(default=None, repr=False)
+    # what a child session is built from besides the control plane (see :meth:`child`)
+    extra_tools: list[Tool] = field(default_factory=list, repr=False)
+    mcp: McpManager | None = field(default=None, repr=False)  # the configured MCP servers
+    notices: list[str] = field(default_factory=list)  # what the front end says once at start
+    web: bool = True
+    offers_questions: bool = False  # the front end answers ask_user
+    parent: AgentSession | None = field(default=None, repr=False)
 
     # The loop's own parts, named here for the session's methods and front ends to read: one
     # place holds them, so a model switch or a nested loop cannot see a stale copy.
@@ -182,9 +190,102 @@ class AgentSession:
         self.agent.provider = provider
         if self._plan_agent is not None:
             self._plan_agent.provider = provider
+        from ..tools.subagent import SubagentTool
+
         for tool in self.tools:
-            if hasattr(tool, "tools_factory") and hasattr(tool, "provider"):
+            if isinstance(tool, SubagentTool):
                 tool.provider = provider  # subagents follow the session's model
+
+    # -- child sessions ---------------------------------------------------------------------------
+    def child(
+        self,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        tools: Iterable[str] | None = None,
+        read_only: bool = False,
+        model: str | None = None,
+        max_turns: int | None = 10,
+        system_prompt: str | None = None,
+        foreground: bool = False,
+    ) -> AgentSession:
+        """A child session for a nested loop (a subagent, a skill fork, memory extraction).
+
+        It shares the infrastructure — the gate's rules (the session's mode, every layer's
+        deny rules, the control-file rule, hooks), the redactor, the sandbox policy, the
+        checkpoints (``%claw undo`` puts back what a child changed), the front end the
+        questions go to — and can only be stricter (``tools`` and ``read_only`` narrow what
+        it gets). Its runtime state is its own: fresh tool instances bound to ``workspace``
+        (default: this session's), so its own read-before-edit state; its own "Always allow"
+        answers (neither the parent's reach it nor its own the parent); its own token count,
+        also added to the parent's. ``ask_user`` only for a child that runs in the foreground
+        of a front end that answers questions."""
+        from ..control.sandbox import status_from_config
+        from ..gates import GatePipeline
+        from ..tools import default_tools
+        from ..tools.subagent import ToolCallsOnly
+
+        ws = Path(workspace).absolute() if workspace is not None else self.workspace
+        sandbox = self.sandbox if ws == self.workspace else status_from_config(self.config, ws)
+        provider = self.provider if model is None else make_provider(model, self.config)
+        parent_cost = self.cost
+        cost = CostTracker.for_model(model or self.model, self.config)
+
+        def record(usage: Any) -> None:
+            cost.record(usage)
+            parent_cost.record(usage)  # the parent's total includes what its children used
+
+        gate = GatePipeline.from_config(
+            self.config,
+            workspace=ws,
+            mode=_gate_mode(PermissionMode.parse(self.mode)),
+            approve=self.approvals,
+            checkpoints=self.checkpoints,
+            sandbox=sandbox,
+        )
+        questions = self.questions if foreground and self.offers_questions else None
+        toolset = default_tools(ws, input_handler=questions, web=self.web, sandbox=sandbox)
+        for tool in self.extra_tools:  # the kernel's tools: there is one kernel
+            toolset.push(tool)
+        wanted = set(tools) if tools is not None else None
+        kept = [
+            tool
+            for tool in toolset
+            if (wanted is None or tool.definition.name in wanted)
+            and (not read_only or traits_of(tool).read_only)
+        ]
+        context = ContextManager(
+            self.config.max_context_tokens, self.config.preserve_recent, on_usage=record
+        )
+        from ..agent import SimpleAgent
+
+        agent = SimpleAgent(
+            provider,
+            tools=kept,
+            # the child's start and end are not the session's: only its tool calls pass
+            gate=ToolCallsOnly(gate),
+            max_turns=max_turns,
+            system_prompt=system_prompt,
+            context=context,
+            result_limit=self.agent.result_limit,
+        )
+        return AgentSession(
+            agent=agent,
+            history=[],
+            cost=cost,
+            context=context,
+            config=self.config,
+            workspace=ws,
+            model=model or self.model,
+            mode=self.mode,
+            sandbox=sandbox,
+            approvals=self.approvals,
+            questions=self.questions,
+            checkpoints=self.checkpoints,
+            extra_tools=list(self.extra_tools),
+            web=self.web,
+            offers_questions=questions is not None,
+            parent=self,
+        )
 
     # -- sandbox --------------------------------------------------------------------------------
     def sandbox_description(self) -> str:
@@ -206,9 +307,10 @@ class AgentSession:
         """A bash tool confined to a read-only sandbox (whole file system read-only, no
         network) for plan mode, or ``None`` without a working sandbox (plan mode then keeps
         bash off)."""
+        from ..tools.bash import BashTool
+
         bash = self.tools.get("bash")
-        variant = getattr(bash, "read_only_variant", None)
-        return variant() if callable(variant) else None
+        return bash.read_only_variant() if isinstance(bash, BashTool) else None
 
     # -- events ---------------------------------------------------------------------------------
     def _tap(self, on_event: AgentEventCallback | None) -> AgentEventCallback:
@@ -361,14 +463,7 @@ class AgentSession:
         """Continue a saved session (by id, id prefix, path or ``"latest"``); returns how many
         messages it holds."""
         log = self._sessions().resume(session_id)
-        if (
-            log
-            and isinstance(log[0], Message.System)
-            and log[0].content != self.system_prompt
-            and not log[0].content.startswith(SUMMARY_PREFIX)
-        ):
-            # Today's prompt (date, git status, instruction files) replaces the old one.
-            log[0] = Message.System(self.system_prompt)
+        refresh_system_prompt(log, self.system_prompt)
         self._switch(log)
         return len(log)
 
@@ -390,9 +485,82 @@ class AgentSession:
         return {"model": self.model, "workspace": str(self.workspace), "mode": self.mode}
 
     def close(self) -> None:
-        """Close the session file (deleting it if the conversation never started)."""
+        """Close the session file (deleting it if the conversation never started) and shut
+        the MCP servers down (their whole process groups)."""
         if isinstance(self.history, SessionLog):
             self.history.close(discard_if_empty=True)
+        if self.mcp is not None and self.parent is None:
+            self.mcp.close()
+
+
+def _start_mcp(
+    workspace: Path, sandbox: SandboxStatus | None, toolset: ToolSet
+) -> tuple[McpManager | None, list[str]]:
+    """Start the configured MCP servers — the user's always; the project's
+    (``.claw/config.toml``, ``.mcp.json``) only in a trusted workspace, since they run
+    commands — concurrently, each within its timeout, and add their tools (as
+    ``mcp__SERVER__TOOL``, behind the same gate) to ``toolset``. A server that fails is one
+    line in what is returned, never a failed session."""
+    import tomllib
+
+    from ..config import user_config_path
+    from ..control.trust import TrustStore, project_config_path
+
+    user_file, project_file = user_config_path(), project_config_path(workspace)
+    mcp_json = workspace / ".mcp.json"
+
+    def raw(path: Path) -> dict[str, Any]:
+        try:
+            return tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}  # a missing file; a broken one is the config loader's to report
+
+    documents = {p: raw(p) for p in (user_file, project_file)}
+    if not any("mcp_servers" in d for d in documents.values()) and not mcp_json.is_file():
+        return None, []  # nothing configured: the MCP SDK is not even imported
+    from ..mcp.config import ParsedServers, load_mcp_json, merge_servers, servers_from_toml
+    from ..mcp.manager import McpManager
+
+    parsed = merge_servers(
+        servers_from_toml(documents[user_file], source=str(user_file), scope="user"),
+        servers_from_toml(documents[project_file], source=str(project_file), scope="project"),
+        load_mcp_json(mcp_json) if mcp_json.is_file() else ParsedServers(),
+        trusted=TrustStore().is_trusted(workspace, project_file),
+    )
+    notices = list(parsed.problems)
+    if not parsed.servers:
+        return None, notices
+    policy = sandbox.policy if sandbox is not None else None
+    manager = McpManager(parsed.servers, workspace=workspace, sandbox=policy)
+    notices += manager.start_blocking()
+    search = toolset.get("tool_search")
+    for tool in manager.tools(reserved=toolset.names(), defer=None if search else False):
+        toolset.push(tool)
+    return manager, notices
+
+
+def refresh_system_prompt(history: list[Message], system_prompt: str) -> None:
+    """A resumed conversation gets today's prompt (date, git state, instruction files) in
+    place of the one it was saved with — whichever front end resumed it (the chat's
+    ``/resume``, ``%claw resume`` after a kernel restart, the API). A compaction summary in
+    that place is the conversation itself and stays."""
+    if (
+        history
+        and isinstance(history[0], Message.System)
+        and history[0].content != system_prompt
+        and not history[0].content.startswith(SUMMARY_PREFIX)
+    ):
+        history[0] = Message.System(system_prompt)
+
+
+def _spawner(session: Callable[[], AgentSession]) -> Callable[..., AgentSession]:
+    """What the subagent tool calls for each task: a child of the session (built late — the
+    session is made after its tools)."""
+
+    def spawn(**options: Any) -> AgentSession:
+        return session().child(**options)
+
+    return spawn
 
 
 def _label(prompt: str) -> str:
@@ -541,6 +709,7 @@ def build_agent(
         )
     for tool in extra_tools:
         toolset.push(tool)
+    mcp, notices = _start_mcp(ws, sandbox, toolset) if tools is None else (None, [])
     # Over-long results keep head and tail; the full text is saved inside the workspace, where
     # the read tool (and the path checks) let the model open it. Every result is scrubbed of
     # keys first — the subagents' too.
@@ -551,6 +720,10 @@ def build_agent(
         from ..tools.subagent import SubagentTool
 
         child_tools = [t for t in toolset if t.definition.name != "subagent"]
+        # With the standard tools and gate, each subagent call is a child session (its own
+        # tool instances and "Always allow" answers, the session's rules); hand-picked tools
+        # or gate keep the book's shape: the given tools, behind the given gate.
+        spawn = _spawner(lambda: bundle) if tools is None and gate is True else None
         toolset.push(
             SubagentTool(
                 provider,
@@ -558,6 +731,7 @@ def build_agent(
                 gate=the_gate,
                 on_usage=cost.record,
                 result_limit=result_limit,
+                spawn=spawn,
             ).system_prompt(
                 "You are a sub-agent working on one task for another agent. Use your tools, "
                 "then answer with a short, factual report: that answer is all the other "
@@ -572,7 +746,7 @@ def build_agent(
 
         builder = SystemPromptBuilder(
             ws,
-            tools=[t for t in toolset if not getattr(t, "deferred", False)],
+            tools=[t for t in toolset if not traits_of(t).deferred],
             instruction_loader=InstructionLoader(config.instruction_files),
             config_instructions=config.instructions,
         )
@@ -597,6 +771,8 @@ def build_agent(
         result_limit=result_limit,
     )
 
+    if history and system_prompt:
+        refresh_system_prompt(history, system_prompt)  # a notebook's resumed conversation
     bundle = AgentSession(
         agent=agent,
         history=history if history is not None else [],
@@ -610,6 +786,11 @@ def build_agent(
         approvals=approvals,
         questions=questions,
         checkpoints=checkpoints,
+        extra_tools=list(extra_tools),
+        web=web,
+        offers_questions=offer_ask,
+        mcp=mcp,
+        notices=notices,
     )
     if isinstance(session, SessionLog):
         bundle.history = session

@@ -21,6 +21,7 @@ that call's card.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..events import AgentEvent, AnyAgentEvent, emit
 from ..executor import Gate, Refusal, ResultLimit, current_call
@@ -33,14 +34,19 @@ from ..types import (
     ToolCall,
     ToolDefinition,
     ToolSet,
+    traits_of,
 )
 from .base import BaseTool, ToolError
 
-__all__ = ["MAX_TURNS_EXCEEDED", "SubagentTool"]
+__all__ = ["MAX_TURNS_EXCEEDED", "SubagentTool", "ToolCallsOnly"]
 
 MAX_TURNS_EXCEEDED = "error: max turns exceeded"
 
 ToolsFactory = Callable[[], "ToolSet | Iterable[Tool]"]
+Spawn = Callable[..., Any]
+"""Makes the child for one task: ``spawn(tools=, read_only=, max_turns=, system_prompt=)``
+returns a child session (:meth:`clawnb.session.assemble.AgentSession.child`) whose ``agent``
+runs it. Without one the child is built from ``tools_factory`` and ``gate``, as the book does."""
 
 
 class SubagentTool(BaseTool):
@@ -57,8 +63,10 @@ class SubagentTool(BaseTool):
         on_usage: Callable[[TokenUsage | None], object] | None = None,
         result_limit: ResultLimit | None = None,
         name: str = "subagent",
+        spawn: Spawn | None = None,
     ) -> None:
         self.provider = provider
+        self.spawn = spawn
         self.tools_factory = tools_factory
         self.allowed_tools = set(allowed_tools) if allowed_tools is not None else None
         self.read_only_tools = read_only_tools
@@ -101,7 +109,7 @@ class SubagentTool(BaseTool):
                 continue  # no recursive subagents: depth stays one
             if self.allowed_tools is not None and name not in self.allowed_tools:
                 continue
-            if self.read_only_tools and not getattr(tool, "read_only", False):
+            if self.read_only_tools and not traits_of(tool).read_only:
                 continue
             kept.push(tool)
         return kept
@@ -113,14 +121,24 @@ class SubagentTool(BaseTool):
         from ..agent import SimpleAgent
         from ..errors import MaxTurnsExceeded
 
-        agent = SimpleAgent(
-            self.provider,
-            tools=self.child_tools(),
-            gate=_ToolCallsOnly(self.gate) if self.gate is not None else None,
-            max_turns=self._max_turns,
-            system_prompt=self._system_prompt,
-            result_limit=self.result_limit,
-        )
+        agent: SimpleAgent
+        if self.spawn is not None:
+            # a child session: fresh tools, its own approvals, the parent's rules
+            agent = self.spawn(
+                tools=self.allowed_tools,
+                read_only=self.read_only_tools,
+                max_turns=self._max_turns,
+                system_prompt=self._system_prompt,
+            ).agent
+        else:
+            agent = SimpleAgent(
+                self.provider,
+                tools=self.child_tools(),
+                gate=ToolCallsOnly(self.gate) if self.gate is not None else None,
+                max_turns=self._max_turns,
+                system_prompt=self._system_prompt,
+                result_limit=self.result_limit,
+            )
         messages: list[Message] = [Message.User(task)]
         parent = current_call.get()
 
@@ -137,7 +155,7 @@ class SubagentTool(BaseTool):
             return MAX_TURNS_EXCEEDED
 
 
-class _ToolCallsOnly(Gate):
+class ToolCallsOnly(Gate):
     """The parent's gate for the child's tool calls only: the child's start and end are not
     the parent agent's start and end, so those hooks are not fired twice."""
 
