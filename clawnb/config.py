@@ -241,7 +241,9 @@ class Config(_Strict):
     protected_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS))
     blocked_commands: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_COMMANDS))
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
-    mcp_servers: list[McpServerConfig] = Field(default_factory=list)
+    # [mcp_servers.NAME] tables or the book's [[mcp_servers]] array; each entry is checked
+    # by clawnb.mcp.config when the session starts its servers (one line per bad entry)
+    mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     instructions: str | None = None
@@ -331,7 +333,7 @@ class ConfigOverlay(_Strict):
     protected_patterns: list[str] | None = None
     blocked_commands: list[str] | None = None
     permissions: PermissionsConfig | None = None
-    mcp_servers: list[McpServerConfig] | None = None
+    mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] | None = None
     hooks: HooksConfig | None = None
     sandbox: SandboxConfig | None = None
     instructions: str | None = None

@@ -533,6 +533,8 @@ class ChatApp:
         self.session = s
         self.say(f"clawnb chat — model {s.model}, mode {s.mode}, workspace {s.workspace}")
         self.say(f"(bash: {s.sandbox_description()})")  # said once, as [sandbox] mode=auto asks
+        for line in s.notices:  # an MCP server that failed to start, one that was not trusted
+            self.say(f"warning: {line}")
         if is_offline_model(s.model):
             self.say(
                 "(scripted model: its replies are replayed from a file; the tools run for real)"

@@ -304,6 +304,13 @@ class McpManager:
             await self._run(all_of())
         return [self._status(c).line() for c in targets if c.state is ServerState.FAILED]
 
+    def start_blocking(self, timeout: float | None = None) -> list[str]:
+        """:meth:`start` from synchronous code (a session being built): on the manager's own
+        loop thread, which the connections then live on."""
+        if self._adopt is not None:
+            raise McpError("start_blocking needs the manager's own loop (no loop= given)")
+        return self._loop().run_sync(self.start(), timeout)
+
     async def restart(self, name: str) -> str:
         """Stop and start one server (``%claw mcp restart NAME``); its status line after."""
         connection = self._get(name)

@@ -219,8 +219,10 @@ class NotebookSession:
             )
             self.agent, self.agent_key = agent, key
             return agent
-        from ..session.assemble import build_agent
+        from ..session.assemble import AgentSession, build_agent
 
+        if isinstance(self.agent, AgentSession) and self.agent.mcp is not None:
+            self.agent.mcp.close()  # the session is rebuilt: its servers start again with it
         agent = build_agent(
             self.config(),
             workspace=self.cwd,
@@ -236,6 +238,8 @@ class NotebookSession:
             record=_here(options.record) if options.record else None,
             checkpoints=self.checkpoints,
         )
+        for line in agent.notices:  # an MCP server that failed to start, or was not trusted
+            print(f"warning: {scrub(line)}")
         self.agent, self.agent_key = agent, key
         return agent
 

@@ -387,6 +387,25 @@ def _trust(ctx: CommandContext) -> str:
 
 
 @COMMANDS.command(
+    "mcp",
+    "the MCP servers: state, tools, last log lines; log NAME, restart NAME",
+    usage="[log NAME | restart NAME]",
+)
+async def _mcp(ctx: CommandContext) -> str:
+    manager = ctx.engine.mcp
+    if manager is None:
+        return "no MCP servers configured ([mcp_servers.NAME] in your config; see docs/mcp.md)"
+    match ctx.argv:
+        case []:
+            return manager.describe()
+        case ["log", name]:
+            return manager.log_tail(name)
+        case ["restart", name]:
+            return await manager.restart(name)
+    raise CommandError(f"usage: {ctx.host.prefix}mcp [log NAME | restart NAME]")
+
+
+@COMMANDS.command(
     "exit",
     "quit (Ctrl-D works too)",
     aliases=("quit", "q"),

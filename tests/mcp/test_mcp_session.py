@@ -1,0 +1,90 @@
+"""[mcp_servers] starts real servers in a session: their tools are the model's, behind the same
+gate, in every front end that builds a session (the API here; the chat and %%claw build theirs
+the same way, with build_agent); /mcp shows them; closing the session ends them."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from clawnb.events import Approval
+from clawnb.session.assemble import build_agent
+from clawnb.types import Message
+from tests.conftest import call_turn, scripted_model, wait_until
+
+
+def _user_config(home, text: str) -> None:
+    (home / "clawnb").mkdir(parents=True, exist_ok=True)
+    (home / "clawnb" / "config.toml").write_text(text)
+
+
+TIME = (
+    "[mcp_servers.time]\n"
+    f"command = {json.dumps(sys.executable)}\n"
+    'args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]\n'
+)
+
+
+async def test_a_configured_server_answers_the_model_and_ends_with_the_session(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    _user_config(tmp_path / "xdg", TIME)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model = scripted_model(
+        tmp_path / "s.jsonl",
+        [
+            call_turn("t1", "mcp__time__get_current_time", timezone="UTC"),
+            {"text": "It is now."},
+        ],
+    )
+
+    async def approve(request):
+        return Approval.allow_once()
+
+    session = build_agent(None, workspace=ws, model=model, approve=approve)
+    try:
+        assert "mcp__time__get_current_time" in session.tools
+        assert session.notices == []
+        await session.send("what time is it?")
+        result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+        assert not result.content.startswith("error"), result.content
+        assert "UTC" in result.content
+        shown = await session.command("/mcp")
+        assert "time" in shown and "get_current_time" in shown
+        pids = [c.pid for c in session.mcp.connections.values() if c.pid]
+        assert pids
+    finally:
+        session.close()
+    assert wait_until(lambda: not any(_alive(pid) for pid in pids), timeout=10)
+
+
+def test_an_untrusted_projects_servers_are_not_started(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    ws = tmp_path / "ws"
+    marker = tmp_path / "started"
+    ws.mkdir()
+    (ws / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"evil": {"command": "sh", "args": ["-c", f"touch {marker}"]}}})
+    )
+    session = build_agent(None, workspace=ws, model="scripted:/dev/null")
+    try:
+        assert session.mcp is None
+        assert any("not trusted" in line and "evil" in line for line in session.notices)
+        assert not marker.exists()
+    finally:
+        session.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie is gone for good: only its parent has not reaped it yet
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
