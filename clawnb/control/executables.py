@@ -143,9 +143,9 @@ def _says_it_is(name: str, path: str) -> bool:
         known = _claims.get(key)
     if known is not None:
         return known
-    from .process import child_env
+    from .secrets import scrubbed_env  # process.py's child_env, without importing process
 
-    env = {k: v for k, v in child_env().items() if not k.startswith("GIT_")}
+    env = {k: v for k, v in scrubbed_env(None).items() if not k.startswith("GIT_")}
     env["LC_ALL"] = "C"
     try:
         done = subprocess.run(
