@@ -31,7 +31,8 @@ from ..errors import ContextOverflowError
 from ..events import AgentEvent
 from ..session.log import SessionError, SessionLog, SessionStore
 from ..session.protocol import Session
-from ..types import Message, ToolCall, ToolResult
+from ..session.reports import count
+from ..types import Message, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .scrub import scrub
 from .text import TextView
@@ -315,8 +316,8 @@ class NotebookSession:
         self.agent = self.agent_key = None  # the next cell builds over the resumed history
         prompts = sum(1 for m in log if isinstance(m, Message.User))
         return (
-            f"resumed session {log.id}: {_count(len(log), 'message')}, "
-            f"{_count(prompts, 'prompt')}, {_count(len(self.checkpoints), 'undo step')}"
+            f"resumed session {log.id}: {count(len(log), 'message')}, "
+            f"{count(prompts, 'prompt')}, {count(len(self.checkpoints), 'undo step')}"
         )
 
     def kernel_tools(self) -> list[Tool]:
@@ -359,8 +360,8 @@ class NotebookSession:
                 f"model: {model}" + (f" @ {base_url}" if base_url else ""),
                 f"mode: {self._mode_line()}",
                 f"workspace: {self.cwd}",
-                f"conversation: {_count(len(self.messages), 'message')}, "
-                f"{_count(user_turns, 'prompt')}",
+                f"conversation: {count(len(self.messages), 'message')}, "
+                f"{count(user_turns, 'prompt')}",
                 f"always allowed: {allowed}",
                 f"checkpoints: {len(self.checkpoints)}",
                 f"session: {self._session_line()}",
@@ -389,28 +390,10 @@ class NotebookSession:
         return mode if self.mode is not None else f"{mode} (from the project's configuration)"
 
     def history(self, limit: int = 100) -> str:
-        """The conversation as a compact transcript: each prompt, each answer's first line,
-        one line per tool call with how it ended — not every message in full."""
-        results = {m.id: m.content for m in self.messages if isinstance(m, Message.ToolResult)}
-        lines: list[str] = []
-        prompts = 0
-        for msg in self.messages:
-            match msg:
-                case Message.User(content=content, label=label):
-                    prompts += 1
-                    # the notebook context attached to a prompt is long: show the task
-                    task = content.rsplit("Task: ", 1)[-1] if "Task: " in content else content
-                    task = label or task  # a plan request: "/plan <task>"
-                    lines.append(f"[{prompts}] you: {_short(task.strip(), limit)}")
-                case Message.Assistant(turn=turn):
-                    text = (turn.text or "").strip()
-                    if text:
-                        first = text.splitlines()[0]
-                        more = " …" if "\n" in text else ""
-                        lines.append(f"    claw: {_short(first, limit)}{more}")
-                    for call in turn.tool_calls:
-                        lines.append("      " + _call_line(call, results.get(call.id), limit))
-        return scrub("\n".join(lines) or "(empty conversation)")
+        """The conversation as a compact transcript (the chat's ``/history`` wording)."""
+        from ..session.reports import transcript
+
+        return scrub(transcript(self.messages, limit))
 
     def cost(self) -> str:
         tracker = getattr(self.agent, "cost", None)
@@ -472,11 +455,6 @@ def _here(path: str) -> Path:
     # script/record files are relative to the notebook's directory (the kernel's cwd), not
     # to the agent's workspace: they belong to the notebook, not to the project it edits
     return Path(os.path.expanduser(path)).absolute()
-
-
-def _short(text: str, limit: int) -> str:
-    text = text.replace("\n", " ")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def get_session(shell: Any) -> NotebookSession:
@@ -729,21 +707,3 @@ def _cell_number(shell: Any, fallback: int) -> int:
     if isinstance(count, int):
         return count
     return getattr(shell, "execution_count", fallback) if shell is not None else fallback
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def _call_line(call: ToolCall, result: str | None, limit: int) -> str:
-    """``✓ read notes.txt · 12 lines`` / ``✗ edit f.py · error: …`` for ``%claw history``."""
-    args = call.arguments if isinstance(call.arguments, dict) else {}
-    values = (args.get(k) for k in ("path", "command", "pattern", "question", "url"))
-    target = next((v for v in values if isinstance(v, str)), "")
-    head = f"{call.name} {_short(target, 60)}".rstrip()
-    if result is None:
-        return f"… {head}"
-    failed = result.startswith("error")
-    rows = result.strip().splitlines() or [""]
-    outcome = _short(rows[0], limit) if failed or len(rows) == 1 else f"{len(rows)} lines"
-    return f"{'✗' if failed else '✓'} {head} · {outcome}"

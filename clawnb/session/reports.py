@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .assemble import AgentSession
 
 __all__ = [
+    "transcript",
     "config_text",
     "cost_text",
     "count",
@@ -88,9 +89,13 @@ def cost_text(session: AgentSession) -> str:
 
 
 def history_text(session: AgentSession, limit: int = 100) -> str:
-    """The conversation as a compact transcript: each prompt, each answer's first line, one
-    line per tool call with how it ended — not every message in full."""
-    messages = session.history
+    """The conversation as a compact transcript (:func:`transcript`)."""
+    return transcript(session.history, limit)
+
+
+def transcript(messages: list[Message], limit: int = 100) -> str:
+    """Messages as a compact transcript: each prompt, each answer's first line, one line per
+    tool call with how it ended — not every message in full."""
     results = {m.id: m.content for m in messages if isinstance(m, Message.ToolResult)}
     lines: list[str] = []
     prompts = 0
