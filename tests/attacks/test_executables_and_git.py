@@ -53,6 +53,10 @@ pytestmark = pytest.mark.timeout(120)
 
 DOTENV = CANARIES["CANARY_DOTENV"]
 
+# The interpreter itself, not a virtualenv's link to it: the sandbox hides the host's /tmp, and
+# CI's clone (with its .venv) may live there; the interpreter's own folder stays visible.
+SANDBOX_PYTHON = os.path.realpath(sys.executable)
+
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
@@ -393,7 +397,7 @@ async def test_no_host_unix_socket_is_reachable_from_the_sandbox(ws, outside, mo
         script.write_text(CONNECT)
         targets = " ".join(str(p) for p in places.values())
         result = await sandboxed(ws, network=network).call(
-            {"command": f"{sys.executable} connect.py {targets}"}
+            {"command": f"{SANDBOX_PYTHON} connect.py {targets}"}
         )
         assert "connected" not in result, result
         assert [name for name, s in servers.items() if _connected(s)] == []
@@ -439,7 +443,7 @@ async def test_jupyter_connection_files_are_not_visible_from_the_sandbox(
 
 # -- limits --------------------------------------------------------------------------------------
 
-BOMB = f"""{sys.executable} -c '
+BOMB = f"""{SANDBOX_PYTHON} -c '
 import os, sys, time
 for depth in range(8):  # at most 256 processes even with no limit at all
     try:
@@ -490,7 +494,7 @@ async def test_a_memory_bomb_meets_the_memory_limit(ws, monkeypatch):
     assert policy is not None and policy.max_memory_mb == 256
     # 1 GiB in 16 MiB pieces: harmless without a limit, refused at 256 MiB with it
     command = (
-        f"{sys.executable} -c 'x = [bytearray(2**24) for _ in range(64)]; print(\"allocated\")'"
+        f"{SANDBOX_PYTHON} -c 'x = [bytearray(2**24) for _ in range(64)]; print(\"allocated\")'"
     )
     result = await BashTool(ws, sandbox=policy, kill_grace=0.2).call({"command": command})
     assert "allocated" not in result and "MemoryError" in result
