@@ -540,7 +540,7 @@ class Connection:
                     argv,
                     cwd=cwd,
                     env=env,
-                    sandbox=self.sandbox if self.spec.sandbox else None,
+                    sandbox=_with_program(self.sandbox, argv) if self.spec.sandbox else None,
                     stdin=asyncio.subprocess.PIPE,
                     stdout=asyncio.subprocess.PIPE,
                     stderr=log_fd,
@@ -938,3 +938,26 @@ def _server_tool(tool: Any) -> ServerTool:
         hints=hints,
         title=title,
     )
+
+
+def _with_program(policy: SandboxPolicy | None, argv: list[str]) -> SandboxPolicy | None:
+    """The session's sandbox, with the server's own program readable in it: the folders of
+    the files its command line names (a script, the interpreter) and, for an interpreter in
+    a virtualenv, that environment — read-only. The sandbox hides the host's ``/tmp`` and
+    everything is read-only anyway; without these a server installed in a venv under ``/tmp``
+    (or started from a script there) could not even start."""
+    if policy is None:
+        return None
+    import dataclasses
+
+    folders: list[Path] = []
+    for arg in argv:
+        if not os.path.isabs(arg) or not os.path.isfile(arg):
+            continue
+        here = Path(arg).parent
+        folders.append(here)
+        if (here.parent / "pyvenv.cfg").is_file():  # <venv>/bin/python: the whole venv
+            folders.append(here.parent)
+    if not folders:
+        return policy
+    return dataclasses.replace(policy, extra_read_only=(*policy.extra_read_only, *folders))
