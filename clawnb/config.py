@@ -99,10 +99,15 @@ class _Strict(BaseModel):
 
 
 class McpServerConfig(_Strict):
-    """An MCP server to start (``[[mcp_servers]]``)."""
+    """An MCP server to start, in the book's ``[[mcp_servers]]`` form. The other keys an entry
+    may have (``url``, ``headers``, ``enabled``, timeouts …) are kept as they are and checked,
+    with the ``[mcp_servers.NAME]`` tables, by :mod:`clawnb.mcp.config` when a session starts
+    its servers (one line per bad entry, naming the file and the key)."""
+
+    model_config = ConfigDict(strict=True, extra="allow")
 
     name: str
-    command: str
+    command: str | None = None  # a stdio server's; an HTTP one has a url instead
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
 
@@ -243,7 +248,7 @@ class Config(_Strict):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     # [mcp_servers.NAME] tables or the book's [[mcp_servers]] array; each entry is checked
     # by clawnb.mcp.config when the session starts its servers (one line per bad entry)
-    mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    mcp_servers: list[McpServerConfig] | dict[str, dict[str, Any]] = Field(default_factory=list)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     instructions: str | None = None
@@ -333,7 +338,7 @@ class ConfigOverlay(_Strict):
     protected_patterns: list[str] | None = None
     blocked_commands: list[str] | None = None
     permissions: PermissionsConfig | None = None
-    mcp_servers: list[dict[str, Any]] | dict[str, dict[str, Any]] | None = None
+    mcp_servers: list[McpServerConfig] | dict[str, dict[str, Any]] | None = None
     hooks: HooksConfig | None = None
     sandbox: SandboxConfig | None = None
     instructions: str | None = None
