@@ -38,6 +38,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -110,6 +111,14 @@ class McpServerConfig(_Strict):
     command: str | None = None  # a stdio server's; an HTTP one has a url instead
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+
+
+def _server_tables(value: Any) -> Any:
+    """``[mcp_servers.NAME]`` tables as the book's ``[[mcp_servers]]`` list (the name from the
+    key), so both spellings are one list — and a wrong shape is reported at ``mcp_servers.N``."""
+    if isinstance(value, dict):
+        return [{"name": k, **v} if isinstance(v, dict) else v for k, v in value.items()]
+    return value
 
 
 class ShellHookConfig(_Strict):
@@ -248,7 +257,9 @@ class Config(_Strict):
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     # [mcp_servers.NAME] tables or the book's [[mcp_servers]] array; each entry is checked
     # by clawnb.mcp.config when the session starts its servers (one line per bad entry)
-    mcp_servers: list[McpServerConfig] | dict[str, dict[str, Any]] = Field(default_factory=list)
+    mcp_servers: Annotated[list[McpServerConfig], BeforeValidator(_server_tables)] = Field(
+        default_factory=list
+    )
     hooks: HooksConfig = Field(default_factory=HooksConfig)
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     instructions: str | None = None
@@ -338,7 +349,7 @@ class ConfigOverlay(_Strict):
     protected_patterns: list[str] | None = None
     blocked_commands: list[str] | None = None
     permissions: PermissionsConfig | None = None
-    mcp_servers: list[McpServerConfig] | dict[str, dict[str, Any]] | None = None
+    mcp_servers: Annotated[list[McpServerConfig] | None, BeforeValidator(_server_tables)] = None
     hooks: HooksConfig | None = None
     sandbox: SandboxConfig | None = None
     instructions: str | None = None

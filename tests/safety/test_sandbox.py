@@ -24,7 +24,7 @@ from clawnb.events import Approval
 from clawnb.gates import build_gate
 from clawnb.hooks import HookAction, HookEvent, ShellHook
 from clawnb.tools import BashTool, ToolError
-from clawnb.types import Message, ToolCall
+from clawnb.types import Message, ToolCall, traits_of
 from tests.conftest import kill_escaped, pids_with, wait_until
 
 if bwrap_path() is None and os.environ.get("CLAWNB_SANDBOX_TESTS") == "require":
@@ -389,14 +389,14 @@ async def test_auto_allow_runs_sandboxed_bash_without_asking_but_deny_rules_hold
 
     gate = build_gate(workspace=ws, approve=approve, deny=["bash(git push*)"])
     auto = sandboxed(ws, auto_allow=True)
-    assert auto.auto_allowed
+    assert traits_of(auto).auto_allowed
     call = await _decide(gate, auto, "ls -la")
     assert isinstance(call, ToolCall) and asked == []
     refusal = await _decide(gate, auto, "git push origin main")
     assert not isinstance(refusal, ToolCall) and "permission denied" in refusal.content
     # sandbox + normal permissions (the default) still asks
     normal = sandboxed(ws)
-    assert not normal.auto_allowed
+    assert not traits_of(normal).auto_allowed
     refusal = await _decide(gate, normal, "ls -la")
     assert not isinstance(refusal, ToolCall) and len(asked) == 1
 
@@ -410,7 +410,7 @@ async def test_auto_allow_without_a_sandbox_still_asks(ws, no_bwrap_path):
 
     gate = build_gate(workspace=ws, approve=approve)
     tool = BashTool(ws, sandbox=policy_for(ws, auto_allow=True))
-    assert not tool.auto_allowed
+    assert not traits_of(tool).auto_allowed
     assert isinstance(await _decide(gate, tool, "ls"), ToolCall)
     assert len(asked) == 1
 
