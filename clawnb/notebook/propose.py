@@ -149,8 +149,10 @@ class CellProposals:
         controls += [copy, copied, dismiss]
         bar = w.HBox(controls)
         bar.add_class("clawnb-proposal")
-        block.widget.children = (*block.widget.children[:2], bar)
+        # the code reaches the browser before the buttons that act on it
         self.view.set_status(card, ANSWERING)
+        self.view.throttle.flush_now()
+        block.widget.children = (*block.widget.children[:2], bar)
         try:
             choice = await answer
         finally:

@@ -510,10 +510,11 @@ class WidgetView(View):
         bar.add_class("clawnb-approval")
         self._buttons[card.id] = bar
         self.set_status(card, WAITING, card.note)  # keep why it is asked
+        # what is asked about (the diff, the command) reaches the browser before the buttons
+        self.throttle.flush_now()
         block = self.transcript.block_of(card)
         if block is not None and block.widget is not None:
             block.widget.children = (*block.widget.children[:2], bar)
-        self.throttle.flush_now()
         self.attention("approval")
         try:
             choice = await answer
