@@ -246,6 +246,10 @@ class AgentSession:
         toolset = default_tools(ws, input_handler=questions, web=self.web, sandbox=sandbox)
         for tool in self.extra_tools:  # the kernel's tools: there is one kernel
             toolset.push(tool)
+        if self.mcp is not None:  # the servers are infrastructure: one connection each, shared
+            defer = None if toolset.get("tool_search") else False
+            for mcp_tool in self.mcp.tools(reserved=toolset.names(), defer=defer):
+                toolset.push(mcp_tool)
         wanted = set(tools) if tools is not None else None
         kept = [
             tool
@@ -284,6 +288,7 @@ class AgentSession:
             extra_tools=list(self.extra_tools),
             web=self.web,
             offers_questions=questions is not None,
+            mcp=self.mcp,  # shown by the child's /mcp; closed only by the parent
             parent=self,
         )
 

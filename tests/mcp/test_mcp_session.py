@@ -88,3 +88,47 @@ def _alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except OSError:
         return False
+
+
+async def test_a_subagent_calls_the_sessions_mcp_tools_and_its_end_leaves_the_servers_running(
+    tmp_path, monkeypatch
+):
+    """MCP servers are infrastructure: a child session (the subagent) gets the same server
+    tools, behind its own gate, and finishing it does not end the parent's servers."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    _user_config(tmp_path / "xdg", TIME)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    model = scripted_model(
+        tmp_path / "s.jsonl",
+        [
+            call_turn("s1", "subagent", task="ask the time server"),
+            call_turn("c1", "mcp__time__get_current_time", timezone="UTC"),
+            {"text": "the child knows the time"},
+            {"text": "done"},
+        ],
+    )
+    asked: list[str] = []
+
+    async def approve(request):
+        asked.append(request.call.name)
+        return Approval.allow_once()
+
+    session = build_agent(None, workspace=ws, model=model, approve=approve)
+    try:
+        assert await session.send("go") == "done"
+        # the child's call went through the gate (asked) and reached the real server
+        assert "mcp__time__get_current_time" in asked
+        subagent = next(
+            m for m in session.history if isinstance(m, Message.ToolResult) and m.id == "s1"
+        )
+        assert "the child knows the time" in subagent.content
+        # a read-only child gets no server tool the user has not marked read-only
+        assert not any(n.startswith("mcp__") for n in session.child(read_only=True).tools.names())
+        pids = [c.pid for c in session.mcp.connections.values() if c.pid]
+        assert pids and all(_alive(pid) for pid in pids)
+        shown = await session.child().command("/mcp")
+        assert "get_current_time" in shown
+        assert all(_alive(pid) for pid in pids)  # a child's end is not the servers' end
+    finally:
+        session.close()
