@@ -52,9 +52,16 @@ if TYPE_CHECKING:
     from ..control.sandbox import SandboxStatus
     from ..mcp.manager import McpManager
     from ..planning import PlanAgent, PlanReview
+    from ..skills.runtime import SessionSkills
     from ..tools.ask import InputHandler
 
-__all__ = ["AgentSession", "APPROVED_PLAN", "build_agent", "make_provider"]
+__all__ = [
+    "AgentSession",
+    "APPROVED_PLAN",
+    "UnavailableProvider",
+    "build_agent",
+    "make_provider",
+]
 
 OFFLINE_PREFIXES = ("scripted:", "replay:")
 APPROVED_PLAN = "Approved. Execute the plan."
@@ -126,6 +133,10 @@ class AgentSession:
     web: bool = True
     offers_questions: bool = False  # the front end answers ask_user
     parent: AgentSession | None = field(default=None, repr=False)
+    skills: SessionSkills | None = field(default=None, repr=False)  # listed, /NAME, `skill`
+    # what the model must learn mid-conversation, for the next user message (see remind())
+    reminders: dict[str, str] = field(default_factory=dict, repr=False)
+    _mcp_said: str | None = field(default=None, repr=False)
 
     # The loop's own parts, named here for the session's methods and front ends to read: one
     # place holds them, so a model switch or a nested loop cannot see a stale copy.
@@ -345,14 +356,15 @@ class AgentSession:
         if self.mode == PermissionMode.PLAN.value:
             return await self.run_plan(prompt, on_event, review)
         with self.checkpoints.turn(_label(prompt)):
-            self.history.append(Message.User(prompt))
+            message = self._user_message(prompt)
+            self.history.append(message)
             try:
                 return await self.agent.chat(self.history, self._tap(on_event))
             except ContextOverflowError as exc:
                 # Too long even after recovery: a prompt nobody answered must not stay to
                 # fail every later turn the same way. (Tool rounds it started stay: the next
                 # turn's recovery summarises them.)
-                exc.prompt_kept = not (self.history and self.history[-1] == Message.User(prompt))
+                exc.prompt_kept = not (self.history and self.history[-1] == message)
                 if not exc.prompt_kept:
                     self.history.pop()
                 raise
@@ -404,7 +416,7 @@ class AgentSession:
         from ..planning import DEFAULT_PLAN_PROMPT
 
         self.history.append(
-            Message.User(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}", label=f"/plan {prompt}")
+            self._user_message(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}", label=f"/plan {prompt}")
         )
         return await self._planner().plan(self.history, self._tap(on_event))
 
@@ -412,9 +424,38 @@ class AgentSession:
         self, on_event: AgentEventCallback | None = None, *, feedback: str | None = None
     ) -> str:
         """Carry out the plan with every tool (after the person approved it)."""
-        self.history.append(Message.User(feedback or APPROVED_PLAN))
+        self.history.append(self._user_message(feedback or APPROVED_PLAN))
         # the main loop, not the planner: the planner holds the read-only bash variant
         return await self.agent.chat(self.history, self._tap(on_event))
+
+    # -- reminders ------------------------------------------------------------------------------
+    def remind(self, key: str, text: str) -> None:
+        """Tell the model something that changed mid-conversation (a skill loaded, a server
+        gone, a background task finished). It travels with the next user message, after the
+        history — never by rewriting the system prompt, so every request stays a byte-identical
+        prefix of the next one and the provider's prompt cache keeps it. A later reminder
+        with the same ``key`` replaces one not sent yet; an empty ``text`` withdraws it."""
+        if text:
+            self.reminders[key] = text
+        else:
+            self.reminders.pop(key, None)
+
+    def _user_message(self, prompt: str, *, label: str | None = None) -> Message:
+        """The person's message with the reminders due, the MCP servers' state first when it
+        changed since the model last heard (connected, failed, restarted)."""
+        notes: list[str] = []
+        if self.mcp is not None:
+            said = self.mcp.reminder()
+            if said is not None and said != self._mcp_said:
+                notes.append(said)
+            self._mcp_said = said
+        notes += self.reminders.values()
+        self.reminders.clear()
+        if notes:
+            body = "\n\n".join(notes)
+            label = prompt if label is None else label  # front ends show the person's words
+            prompt = f"{prompt}\n\n<system-reminder>\n{body}\n</system-reminder>"
+        return Message.User(prompt) if label is None else Message.User(prompt, label=label)
 
     async def compact(self) -> bool:
         """Compact now, whatever the token count (``/compact``): also a history shorter than
@@ -465,17 +506,33 @@ class AgentSession:
         return self._sessions().list()
 
     def resume(self, session_id: str = "latest") -> int:
-        """Continue a saved session (by id, id prefix, path or ``"latest"``); returns how many
-        messages it holds."""
+        """Continue a saved session (by id, id prefix, path or ``"latest"``): its messages,
+        with today's system prompt in place of the one it was saved with, and its undo
+        checkpoints; returns how many messages it holds. The one path of the chat's
+        ``/resume``, ``%claw resume`` (after a kernel restart too) and the API."""
         log = self._sessions().resume(session_id)
         refresh_system_prompt(log, self.system_prompt)
         self._switch(log)
+        self.checkpoints.reopen(_checkpoints_dir(log), workspace=self.workspace)
         return len(log)
 
     def new_session(self, *, persist: bool | None = None) -> None:
-        """Start an empty conversation (persisted if the current one is)."""
+        """Start an empty conversation (persisted if the current one is), with an empty undo
+        stack; the old conversation and its checkpoints stay saved."""
         keep = isinstance(self.history, SessionLog) if persist is None else persist
-        self._switch(self._sessions().create(meta=self._meta()) if keep else [])
+        log = self._sessions().create(meta=self._meta()) if keep else None
+        self._switch(log if log is not None else [])
+        self.checkpoints.reopen(_checkpoints_dir(log) if log else None, workspace=self.workspace)
+
+    def persist(self, meta: dict[str, Any] | None = None) -> None:
+        """Save the conversation from now on, if it is not saved yet: a session file written
+        ahead of every tool (a crash loses nothing), the undo checkpoints next to it. The
+        messages, token counts and undo steps so far are kept."""
+        if isinstance(self.history, SessionLog):
+            return
+        log = self._sessions().create(self.history, meta={**self._meta(), **(meta or {})})
+        self.history = log
+        self.checkpoints.reopen(_checkpoints_dir(log), workspace=self.workspace, keep=True)
 
     def _switch(self, history: list[Message]) -> None:
         old = self.history
@@ -485,6 +542,7 @@ class AgentSession:
         self.context.tokens_used = 0
         self.context.context_tokens = estimate_tokens(history)
         self.cost.reset()
+        self._mcp_said = None  # another conversation: the model has not heard of the servers
 
     def _meta(self) -> dict[str, Any]:
         return {"model": self.model, "workspace": str(self.workspace), "mode": self.mode}
@@ -542,6 +600,63 @@ def _start_mcp(
     for tool in manager.tools(reserved=toolset.names(), defer=None if search else False):
         toolset.push(tool)
     return manager, notices
+
+
+def _checkpoints_dir(log: SessionLog) -> Path:
+    """Where a saved conversation's undo checkpoints live: beside its session file."""
+    return log.path.with_suffix(".checkpoints")
+
+
+class UnavailableProvider:
+    """The provider of a session whose model cannot be reached yet (a remote model and no
+    key): the session can still be built, shown and configured (``%claw status``,
+    ``/config``, ``/model``); only a turn sent to it fails, with the error that says what to
+    do."""
+
+    def __init__(self, model: str, error: str) -> None:
+        self.model = model
+        self.error = error
+
+    async def chat(self, messages: list[Message], tools: list[Any]) -> Any:
+        from ..errors import ProviderConfigError
+
+        raise ProviderConfigError(self.error)
+
+
+def _skills(
+    workspace: Path, config: Config, toolset: ToolSet, session: Callable[[], AgentSession]
+) -> SessionSkills:
+    """Discover the workspace's skills (the project's only when it is trusted) and add the
+    read-only ``skill`` tool when the model may load at least one; its snippets run through
+    the session's gate (:func:`clawnb.skills.runtime.run_snippets`)."""
+    from ..executor import current_call
+    from ..skills import SkillTool
+    from ..skills.runtime import load_session_skills, run_snippets
+
+    found = load_session_skills(workspace, context_window=config.max_context_tokens)
+    invocable = found.catalog.model_invocable()
+    if invocable and "skill" not in toolset:
+
+        async def run_context(skill: Any, commands: Any) -> list[str]:
+            call = current_call.get()  # the snippets' calls show under the skill call's card
+            on_event = _nested(call.call_id, call.on_event, call.depth) if call else None
+            return await run_snippets(session(), skill, commands, on_event)
+
+        toolset.push(SkillTool(invocable, run_context=run_context, on_load=found.loaded))
+    return found
+
+
+def _nested(
+    parent_id: str, on_event: AgentEventCallback | None, depth: int
+) -> AgentEventCallback | None:
+    if on_event is None:
+        return None
+    target = on_event
+
+    async def nested(event: AnyAgentEvent) -> None:
+        await emit(target, AgentEvent.Nested(parent_id, event, depth + 1))
+
+    return nested
 
 
 def refresh_system_prompt(history: list[Message], system_prompt: str) -> None:
@@ -630,6 +745,7 @@ def build_agent(
     ask_user: bool | None = None,
     web: bool = True,
     checkpoints: Checkpoints | None = None,
+    skills: bool = True,
 ) -> AgentSession:
     """Build a ready agent from config.
 
@@ -651,6 +767,8 @@ def build_agent(
     elsewhere) or ``ask_user=True`` (a front end that will attach a handler per turn).
     ``prompt_suffix`` is appended to the system prompt (front-end instructions).
     ``checkpoints`` lets a front end keep its undo stack across rebuilt sessions.
+    ``skills=False`` leaves skills out (no listing, no ``skill`` tool, no ``/NAME``); with
+    the standard tools they are discovered (:mod:`clawnb.skills.runtime`, docs/skills.md).
     """
     ws = Path(workspace if workspace is not None else os.getcwd()).absolute()
     watch_dotenv(ws)  # the workspace's .env keys are secrets too, though not in os.environ
@@ -715,6 +833,11 @@ def build_agent(
     for tool in extra_tools:
         toolset.push(tool)
     mcp, notices = _start_mcp(ws, sandbox, toolset) if tools is None else (None, [])
+    session_skills = (
+        _skills(ws, config, toolset, lambda: bundle) if skills and tools is None else None
+    )
+    if session_skills is not None:
+        notices += session_skills.notices()
     # Over-long results keep head and tail; the full text is saved inside the workspace, where
     # the read tool (and the path checks) let the model open it. Every result is scrubbed of
     # keys first — the subagents' too.
@@ -758,6 +881,9 @@ def build_agent(
         deferred = deferred_tools_section(toolset)
         if deferred:
             builder.section("deferred_tools", deferred, static=True)
+        if session_skills is not None and session_skills.listing.text:
+            # dynamic: the listing depends on the workspace (and its trust), not the agent
+            builder.section("skills", session_skills.listing.text)
         system_prompt = builder.build()
     if prompt_suffix:
         # the front end's words (the notebook's path): redacted like the builder's sections
@@ -796,6 +922,7 @@ def build_agent(
         offers_questions=offer_ask,
         mcp=mcp,
         notices=notices,
+        skills=session_skills,
     )
     if isinstance(session, SessionLog):
         bundle.history = session

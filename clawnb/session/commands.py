@@ -225,6 +225,8 @@ class CommandRegistry:
         return what it says; a :class:`CommandError` for an unknown name or a wrong use."""
         name, args = split_command(line)
         command = self.find(name)
+        if command is None and name:
+            command = skill_command(session, name)  # a built-in name always wins
         if command is None or not command.offered_in(host.frontend):
             guess = self.suggest(name, host.frontend) if name else None
             hint = f" — did you mean {host.prefix}{guess}?" if guess else ""
@@ -281,12 +283,52 @@ COMMANDS = CommandRegistry()
 )
 def _help(ctx: CommandContext) -> str:
     if ctx.argv:
-        command = ctx.registry.find(ctx.argv[0].lstrip("/"))
+        name = ctx.argv[0].lstrip("/")
+        command = ctx.registry.find(name) or skill_command(ctx.session, name)
         if command is None or not command.offered_in(ctx.host.frontend):
             raise CommandError(f"no command {ctx.host.prefix}{ctx.argv[0].lstrip('/')}")
         hint = f" {command.usage}" if command.usage else ""
         return f"{ctx.host.prefix}{command.name}{hint} — {command.summary}"
-    return ctx.registry.help_text(ctx.host.frontend, ctx.host.prefix)
+    return ctx.registry.help_text(ctx.host.frontend, ctx.host.prefix) + skills_help(
+        ctx.session, ctx.host.prefix
+    )
+
+
+# -- skills: /NAME runs a user-invocable skill of the session (clawnb.skills.runtime) ----------
+
+
+def _session_skills(session: Any) -> list[Any]:
+    skills = session.skills if _is_engine(session) else None
+    return list(skills.user_invocable()) if skills is not None else []
+
+
+def skill_command(session: Any, name: str) -> Command | None:
+    """The session's user-invocable skill ``name`` as a command, or ``None``."""
+    skill = next((s for s in _session_skills(session) if s.name == name), None)
+    if skill is None:
+        return None
+
+    async def run(ctx: CommandContext) -> str | None:
+        from ..skills.runtime import invoke
+
+        on_event = ctx.host.on_event if isinstance(ctx.host, ApiHost) else None
+        return await invoke(ctx.engine, skill, ctx.args, send=ctx.host.run_turn, on_event=on_event)
+
+    return Command(skill.name, skill.description, run, usage=skill.argument_hint or "")
+
+
+def skills_help(session: Any, prefix: str) -> str:
+    """The ``skills:`` part of ``/help``: each skill a person can run, with its hint."""
+    rows = [
+        (f"{prefix}{s.name}" + (f" {s.argument_hint}" if s.argument_hint else ""), s.description)
+        for s in _session_skills(session)
+    ]
+    if not rows:
+        return ""
+    width = max(len(head) for head, _ in rows)
+    cut = [text if len(text) <= 70 else text[:69] + "…" for _, text in rows]
+    lines = (f"  {head.ljust(width)}  {text}" for (head, _), text in zip(rows, cut, strict=True))
+    return "\nskills:\n" + "\n".join(lines)
 
 
 @COMMANDS.command("status", "model, mode, workspace, conversation, session and sandbox")
