@@ -405,6 +405,27 @@ class Checkpoints:
                     cps._stack.append(checkpoint)
         return cps
 
+    def reopen(
+        self,
+        directory: str | os.PathLike[str] | None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        keep: bool = False,
+    ) -> None:
+        """Make this stack the one saved under ``directory`` (none: an empty stack in memory),
+        in place, so the gate that holds it sees the change: a resumed conversation's undo
+        steps. ``keep``: the steps in memory stay (a conversation saved from now on) unless
+        some are saved there already."""
+        if directory is None:
+            fresh = Checkpoints(self.limit, workspace=workspace)
+        else:
+            fresh = Checkpoints.open(directory, self.limit, workspace=workspace)
+        if keep and self._stack and not fresh._stack:
+            self.directory = fresh.directory
+            return
+        self._stack, self._next = fresh._stack, fresh._next
+        self.directory, self.workspace = fresh.directory, fresh.workspace
+
     def begin(self, label: str) -> None:
         self._current = Checkpoint(label)
 
