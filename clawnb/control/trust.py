@@ -62,6 +62,19 @@ __all__ = [
 CONTROL_DIR = ".claw"
 
 
+# The skill and prompt-command folders of the conventions other agents use in the same
+# repository (everything under `.claw`, `.claw/skills` and `.claw/commands` included, already
+# is a control file): a skill is instructions to the model and its snippets are commands, so
+# these folders and everything in them are control files too.
+SKILL_CONTROL_DIRS = (".claude/skills", ".claude/commands", ".agents/skills")
+_SKILL_PAIRS = frozenset(tuple(d.split("/")) for d in SKILL_CONTROL_DIRS)
+
+
+def _in_skill_dir(path: Path) -> bool:
+    parts = [part.casefold() for part in path.parts]
+    return any(pair in _SKILL_PAIRS for pair in zip(parts, parts[1:], strict=False))
+
+
 # What the card and the chat prompt say about a call that writes a control file.
 CONTROL_FILE_REASON = "changes the agent's own configuration"
 
@@ -311,6 +324,8 @@ def is_control_file(
         # any case: on macOS and Windows `.CLAW/config.toml` is `.claw/config.toml`
         if any(part.casefold() == CONTROL_DIR for part in spelled.parts):
             return True
+        if _in_skill_dir(spelled):
+            return True
         if spelled.name.casefold() in names:
             return True
         if spelled in scripts:
@@ -355,6 +370,7 @@ def control_paths(
     ws = Path(workspace).absolute()
     configured = configured_controls(ws, config_home=config_home)
     paths = [ws / CONTROL_DIR, user_config_dir(config_home).absolute()]
+    paths += [ws / name for name in SKILL_CONTROL_DIRS]
     paths += [ws / name for name in _all_instruction_files(instruction_files, configured)]
     paths += configured.hook_scripts
     data = user_data_dir().absolute()
@@ -377,6 +393,7 @@ _CONTROL_WORDS = re.compile(
     r"""
     (?:^|[\s/'"=<>|;&(`:])\.claw(?:$|[\s/'"<>|;&)`*?])   # .claw, ./.claw/x, "$D/.claw"
     | (?:claude|agents)\.md\b                          # instruction files
+    | \.claude/(?:skills|commands)\b | \.agents/skills\b  # other agents' skill folders
     | \bclawnb/config\.toml\b | \.config/clawnb\b       # the user config directory
     | \.local/share/clawnb\b                           # clawnb's data (sessions, checkpoints)
     | XDG_CONFIG_HOME | XDG_DATA_HOME

@@ -28,6 +28,7 @@ SHIPPED = {
     "ask_user": ONE_AT_A_TIME,
     "web_fetch": ToolTraits(read_only=True, open_world=True, deferred=True),
     "subagent": CHANGES,
+    "skill": ONE_AT_A_TIME,  # its snippets may ask the person: one question at a time
 }
 
 
