@@ -407,7 +407,8 @@ class McpManager:
         lines = ["MCP servers (their tools are named mcp__SERVER__TOOL):"]
         for status in statuses:
             if status.state is ServerState.CONNECTED:
-                lines.append(f"- {status.name}: connected ({len(status.tools)} tools)")
+                count = len(status.tools)
+                lines.append(f"- {status.name}: connected ({count} tool{'s' * (count != 1)})")
             elif status.state is ServerState.FAILED:
                 lines.append(f"- {status.name}: not available ({status.error})")
             else:

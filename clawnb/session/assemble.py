@@ -356,7 +356,7 @@ class AgentSession:
         if self.mode == PermissionMode.PLAN.value:
             return await self.run_plan(prompt, on_event, review)
         with self.checkpoints.turn(_label(prompt)):
-            message = self._user_message(prompt)
+            message = await self._prompt_message(prompt)
             self.history.append(message)
             try:
                 return await self.agent.chat(self.history, self._tap(on_event))
@@ -439,6 +439,15 @@ class AgentSession:
             self.reminders[key] = text
         else:
             self.reminders.pop(key, None)
+
+    async def _prompt_message(self, prompt: str) -> Message:
+        """The person's message, the MCP resources it names (``@SERVER:URI``) attached."""
+        if self.mcp is None or "@" not in prompt:
+            return self._user_message(prompt)
+        from ..mcp.prompts import attach_resources
+
+        full = await attach_resources(self.mcp, prompt)
+        return self._user_message(full, label=prompt if full != prompt else None)
 
     def _user_message(self, prompt: str, *, label: str | None = None) -> Message:
         """The person's message with the reminders due, the MCP servers' state first when it

@@ -227,6 +227,8 @@ class CommandRegistry:
         command = self.find(name)
         if command is None and name:
             command = skill_command(session, name)  # a built-in name always wins
+        if command is None and name.startswith("mcp__"):
+            command = mcp_prompt_command(session, name)
         if command is None or not command.offered_in(host.frontend):
             guess = self.suggest(name, host.frontend) if name else None
             hint = f" — did you mean {host.prefix}{guess}?" if guess else ""
@@ -430,21 +432,59 @@ def _trust(ctx: CommandContext) -> str:
 
 @COMMANDS.command(
     "mcp",
-    "the MCP servers: state, tools, last log lines; log NAME, restart NAME",
-    usage="[log NAME | restart NAME]",
+    "the MCP servers: state, tools, last log lines; log NAME, restart NAME, prompts, resources",
+    usage="[log NAME | restart NAME | prompts | resources]",
 )
 async def _mcp(ctx: CommandContext) -> str:
+    from ..mcp.errors import McpError
+
     manager = ctx.engine.mcp
     if manager is None:
         return "no MCP servers configured ([mcp_servers.NAME] in your config; see docs/mcp.md)"
-    match ctx.argv:
-        case []:
-            return manager.describe()
-        case ["log", name]:
-            return manager.log_tail(name)
-        case ["restart", name]:
-            return await manager.restart(name)
-    raise CommandError(f"usage: {ctx.host.prefix}mcp [log NAME | restart NAME]")
+    try:
+        match ctx.argv:
+            case []:
+                return manager.describe()
+            case ["log", name]:
+                return manager.log_tail(name)
+            case ["restart", name]:
+                return await manager.restart(name)
+            case ["prompts"]:
+                return await reports.mcp_prompts_text(manager, ctx.host.prefix)
+            case ["resources"]:
+                return await reports.mcp_resources_text(manager)
+    except McpError as exc:
+        raise CommandError(str(exc)) from None
+    raise CommandError(
+        f"usage: {ctx.host.prefix}mcp [log NAME | restart NAME | prompts | resources]"
+    )
+
+
+def mcp_prompt_command(session: Any, name: str) -> Command | None:
+    """``/mcp__SERVER__PROMPT args``: a connected server's prompt as the next turn (the
+    server is asked for its prompts when the command runs, so a restarted server's new
+    prompts are there); ``None`` without MCP servers."""
+    manager = getattr(session, "mcp", None)
+    if manager is None:
+        return None
+
+    async def run(ctx: CommandContext) -> str | None:
+        from ..mcp.errors import McpError
+        from ..mcp.prompts import find_prompt, prompt_text
+
+        try:
+            prompt = await find_prompt(manager, name)
+            if prompt is None:
+                raise CommandError(
+                    f"unknown command {ctx.host.prefix}{name} "
+                    f"({ctx.host.prefix}mcp prompts lists the servers' prompts)"
+                )
+            text = await prompt_text(manager, prompt, ctx.args)
+        except McpError as exc:
+            raise CommandError(str(exc)) from None
+        return await ctx.host.run_turn(text)
+
+    return Command(name, "a prompt of an MCP server", run, usage="[key=value …]")
 
 
 @COMMANDS.command(

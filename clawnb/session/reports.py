@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..control.secrets import KEY_ENV_VARS, mask, read_dotenv, redact
 from ..types import Message, ToolCall
@@ -197,3 +197,24 @@ def _call_line(call: ToolCall, result: str | None, limit: int) -> str:
     rows = result.strip().splitlines() or [""]
     outcome = _short(rows[0], limit) if failed or len(rows) == 1 else f"{len(rows)} lines"
     return f"{'✗' if failed else '✓'} {head} · {outcome}"
+
+
+async def mcp_prompts_text(manager: Any, prefix: str) -> str:
+    """``/mcp prompts``: each connected server's prompts as the commands that run them."""
+    from ..mcp.prompts import prompts
+
+    found = await prompts(manager)
+    if not found:
+        return "no MCP server offers prompts"
+    rows = [(f"{prefix}{p.command} {p.usage}".rstrip(), p.description) for p in found]
+    width = max(len(head) for head, _ in rows)
+    return "\n".join(f"{head.ljust(width)}  {text}" for head, text in rows)
+
+
+async def mcp_resources_text(manager: Any) -> str:
+    """``/mcp resources``: what a prompt can attach with ``@SERVER:URI``."""
+    found = await manager.list_resources()
+    if not found:
+        return "no MCP server offers resources"
+    lines = [f"@{server}:{r.uri}  {r.name}" for server, r in found]
+    return redact("\n".join(lines)) + "\n(write @SERVER:URI in a prompt to attach one)"
