@@ -36,6 +36,7 @@ from .results import McpImage, render_result
 if TYPE_CHECKING:
     from .config import McpServer
     from .manager import McpManager
+    from .replay import McpRecorder
 
 __all__ = ["MAX_DESCRIPTION_CHARS", "MAX_NAME_CHARS", "McpTool", "tool_name", "wrap_tools"]
 
@@ -117,6 +118,7 @@ class McpTool:
         )
         self.deferred = deferred
         self.attachments: OrderedDict[str, tuple[McpImage, ...]] = OrderedDict()
+        self.recorder: McpRecorder | None = None  # --record: results go to the recording
 
     @property
     def concurrency_safe(self) -> bool:
@@ -156,7 +158,11 @@ class McpTool:
             args = {}
         if not isinstance(args, dict):
             raise ToolError(f"`{self.definition.name}` takes a JSON object of arguments")
-        result = await self.manager.call_tool(self.mcp_server, self.mcp_tool, dict(args))
+        try:
+            result = await self.manager.call_tool(self.mcp_server, self.mcp_tool, dict(args))
+        except ToolError as exc:
+            self._record(args, str(exc), is_error=True)
+            raise
         rendered = render_result(
             result,
             output_schema=self.server_tool.output_schema,
@@ -164,9 +170,14 @@ class McpTool:
         )
         if rendered.images:
             self._attach(rendered.images)
+        self._record(args, rendered.text, is_error=rendered.is_error)
         if rendered.is_error:
             raise ToolError(rendered.text)
         return rendered.text
+
+    def _record(self, args: dict[str, Any], text: str, *, is_error: bool) -> None:
+        if self.recorder is not None:
+            self.recorder.call(self.definition.name, args, text, is_error=is_error)
 
     def _attach(self, images: tuple[McpImage, ...]) -> None:
         from ..executor import current_call

@@ -68,6 +68,8 @@ def load_script(path: str | os.PathLike[str]) -> list[AssistantTurn]:
     for n, item in entries:
         if isinstance(item, dict) and isinstance(item.get("turn"), dict):
             item = item["turn"]
+        elif isinstance(item, dict) and ("mcp" in item or "mcp_tools" in item):
+            continue  # MCP traffic of the recording: clawnb.mcp.replay plays it back
         try:
             turns.append(AssistantTurn.from_dict(item))  # type: ignore[arg-type]
         except (KeyError, TypeError, ValueError) as exc:

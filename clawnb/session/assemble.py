@@ -611,6 +611,39 @@ def _start_mcp(
     return manager, notices
 
 
+def _mcp_tools(
+    workspace: Path,
+    sandbox: SandboxStatus | None,
+    toolset: ToolSet,
+    model: str,
+    record: str | os.PathLike[str] | None,
+) -> tuple[McpManager | None, list[str]]:
+    """The MCP tools of a session: a ``replay:`` recording that holds MCP calls plays them
+    back with no server started (:mod:`clawnb.mcp.replay`); otherwise the configured servers
+    start, and with ``record`` their tools and results go into the recording too."""
+    if is_offline_model(model):
+        from ..mcp.replay import recorded_tools
+
+        path = os.path.expanduser(model.split(":", 1)[1])
+        replayed = recorded_tools(path)
+        if replayed is not None:
+            for replayed_tool in replayed:
+                toolset.push(replayed_tool)
+            names = ", ".join(t.definition.name for t in replayed)
+            return None, [f"MCP: replaying the recorded calls of {names} (no server started)"]
+    manager, notices = _start_mcp(workspace, sandbox, toolset)
+    if manager is not None and record is not None:
+        from ..mcp.replay import McpRecorder
+        from ..mcp.tools import McpTool
+
+        recorder = McpRecorder(record)
+        wrapped = [t for t in toolset if isinstance(t, McpTool)]
+        recorder.tools(wrapped)
+        for mcp_tool in wrapped:
+            mcp_tool.recorder = recorder
+    return manager, notices
+
+
 def _checkpoints_dir(log: SessionLog) -> Path:
     """Where a saved conversation's undo checkpoints live: beside its session file."""
     return log.path.with_suffix(".checkpoints")
@@ -841,7 +874,9 @@ def build_agent(
         )
     for tool in extra_tools:
         toolset.push(tool)
-    mcp, notices = _start_mcp(ws, sandbox, toolset) if tools is None else (None, [])
+    mcp, notices = (
+        _mcp_tools(ws, sandbox, toolset, model_name, record) if tools is None else (None, [])
+    )
     session_skills = (
         _skills(ws, config, toolset, lambda: bundle) if skills and tools is None else None
     )
