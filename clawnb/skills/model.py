@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,6 +153,38 @@ def read_skill_file(path: Path, *, root: Path, max_bytes: int = MAX_SKILL_BYTES)
     from ..control.files import read_workspace_text
 
     return read_workspace_text(path, root=root, max_bytes=max_bytes)
+
+
+# What the safe reader last returned for a skill file, under the file's identity then: a
+# body is read again at every invocation (an edited skill is used as it is now), but when the
+# path is still the same regular file — not a link, same device, inode, size, mtime and ctime
+# (a rename, a swap for a link or a write changes one of them) — the text read safely before
+# is that file's text. This keeps `/NAME` within 1.1x a plain prompt (bench_skills.py): the
+# safe reader's checks cost more than the rest of an invocation.
+_READ: dict[tuple[Path, Path], tuple[tuple[int, ...], str]] = {}
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None  # a link (or anything else) is read through the safe reader every time
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _read_body_text(path: Path, root: Path) -> str:
+    before = _identity(path)
+    cached = _READ.get((path, root))
+    if before is not None and cached is not None and cached[0] == before:
+        return cached[1]
+    text = read_skill_file(path, root=root)
+    if before is not None and _identity(path) == before:  # unchanged while it was read
+        if len(_READ) > 1000:
+            _READ.clear()
+        _READ[(path, root)] = (before, text)
+    return text
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -567,7 +600,7 @@ class Skill:
         from ..errors import UnsafeFileError
 
         try:
-            text = read_skill_file(self.path, root=self.root)
+            text = _read_body_text(self.path, self.root)
         except UnsafeFileError as exc:
             raise SkillError(f"skill '{self.name}' not read: {exc}") from None
         except OSError as exc:

@@ -106,7 +106,8 @@ def session(tmp_path, monkeypatch):
 
 
 async def test_the_python_api_dispatches_through_the_same_registry(session):
-    assert await session.command("/help") == COMMANDS.help_text("api", "/")
+    # the registry's commands, then the session's skills (the built-in ones here)
+    assert (await session.command("/help") or "").startswith(COMMANDS.help_text("api", "/"))
     cost = await session.command("/cost")
     assert "cost: not priced" in cost and "$0.0000" not in cost
     status = await session.command("/status")

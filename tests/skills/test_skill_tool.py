@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import pytest
@@ -106,6 +107,23 @@ async def test_a_skill_md_swapped_for_a_link_after_discovery_is_not_read(world) 
         await tool.call({"name": "swap"})
     assert "not read" in str(caught.value) and "leads out" in str(caught.value)
     assert "canary" not in str(caught.value)
+
+
+async def test_a_body_read_once_is_read_again_after_a_swap_or_an_edit(world) -> None:
+    path = world.skill(".claw/skills", "swap", world.text("Swap.", body="first body"))
+    tool = _tool(world)
+    assert "first body" in await tool.call({"name": "swap"})  # read, and remembered
+    stamp = path.stat()
+    path.write_text(world.text("Swap.", body="other body"))  # same size, same times
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert "other body" in await tool.call({"name": "swap"})
+    secret = world.outside / "secret.md"
+    secret.write_text(world.text("Swap.", body="canary-swapped-skill-7b7b7b7b"))
+    path.unlink()
+    path.symlink_to(secret)
+    with pytest.raises(ToolError) as caught:
+        await tool.call({"name": "swap"})
+    assert "leads out" in str(caught.value) and "canary" not in str(caught.value)
 
 
 class _Recorder:

@@ -1,0 +1,151 @@
+"""Benchmark: skills in a session — what the listing costs in the prompt, and what ``/NAME``
+costs before the model hears anything.
+
+1. **System-prompt tokens** (characters / 4, as clawnb.context estimates them) of a session
+   built by ``build_agent`` on a trusted workspace with no skills (``skills=False``) and with
+   60 project skills, each with a 200-character description and a body of ~2,000 characters.
+   Goal: the prompt grows by at most the listing budget (1% of ``max_context_tokens``), and no
+   body is in it. The ``skill`` tool's schema, sent with every request, is printed too.
+2. **Time from the command to the first request**: ``await session.command("/NAME args")``
+   (find the skill, read its SKILL.md through the safe reader, substitute the arguments, send
+   the turn) against ``await session.send(prompt)`` with a prompt of the same length, until
+   the model's ``chat`` is called — alternating, on one session, medians. Goal ratio <= 1.1.
+
+The ratios are printed last.
+
+    python benchmarks/bench_skills.py [--runs 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from clawnb.config import Config, trust_workspace  # noqa: E402
+from clawnb.context import estimate_tokens  # noqa: E402
+from clawnb.session.assemble import AgentSession, build_agent  # noqa: E402
+from clawnb.types import AssistantTurn, Message, ToolDefinition  # noqa: E402
+
+
+class Stamped:
+    """A model that answers at once and notes when each request arrived."""
+
+    def __init__(self) -> None:
+        self.arrived: list[float] = []
+
+    async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
+        self.arrived.append(time.perf_counter())
+        return AssistantTurn(text="ok")
+
+
+def tokens(text: str) -> int:
+    return estimate_tokens([Message.System(text)])
+
+
+def write_skills(ws: Path, count: int) -> None:
+    for i in range(count):
+        folder = ws / ".claw" / "skills" / f"task-{i:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        description = (
+            f"Runs project task number {i}: checks the inputs, runs the steps in order and "
+            f"reports what changed. Use when the person asks for task {i} or its report, or "
+            "when the notebook's data for it changed since the last run."
+        )[:200]
+        body = f"BODY-OF-TASK-{i} " + "Follow the steps carefully and report. " * 50
+        (folder / "SKILL.md").write_text(
+            f"---\ndescription: {description}\n---\n{body}\nTarget: $ARGUMENTS\n",
+            encoding="utf-8",
+        )
+
+
+def session(ws: Path, provider: Stamped, *, skills: bool) -> AgentSession:
+    return build_agent(
+        Config(),
+        workspace=ws,
+        provider=provider,  # type: ignore[arg-type]
+        model="bench",
+        streaming=False,
+        subagents=False,
+        skills=skills,
+    )
+
+
+async def first_request(built: AgentSession, provider: Stamped, line: str, plain: bool) -> float:
+    built.new_session(persist=False)
+    start = time.perf_counter()
+    if plain:
+        await built.send(line)
+    else:
+        await built.command(line)
+    return provider.arrived[-1] - start
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=300)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        os.environ["XDG_CONFIG_HOME"] = str(base / "config")  # our own trust store, no user skills
+        os.environ["XDG_DATA_HOME"] = str(base / "data")
+        ws = base / "ws"
+        ws.mkdir()
+        trust_workspace(ws)
+        bare = session(ws, Stamped(), skills=False)
+        write_skills(ws, 60)
+        provider = Stamped()
+        built = session(ws, provider, skills=True)
+        assert built.skills is not None
+        listing = built.skills.listing
+        before, after = tokens(bare.system_prompt), tokens(built.system_prompt)
+        grown = after - before
+        tool = built.tools.get("skill")
+        assert tool is not None
+        definition = tool.definition
+        schema = tokens(
+            json.dumps([definition.name, definition.description, definition.parameters])
+        )
+        print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+        print("system prompt tokens:")
+        print(f"  0 skills: {before}   60 project skills (+ the built-ins): {after}")
+        print(
+            f"  listing: {listing.tokens} tokens, budget {listing.budget}; "
+            f"{len(listing.listed)} with a description, {len(listing.names_only)} named only, "
+            f"{len(listing.omitted)} left out"
+        )
+        print(f"  skill tool schema: ~{schema} tokens per request")
+        print(f"  a body in the prompt: {'BODY-OF-TASK' in built.system_prompt}")
+
+        line = "/task-07 the sales notebook"
+        body_prompt = (ws / ".claw/skills/task-07/SKILL.md").read_text().split("---\n", 2)[2]
+        plain = "x" * len(body_prompt)
+        for _ in range(20):  # warm up both paths
+            await first_request(built, provider, line, plain=False)
+            await first_request(built, provider, plain, plain=True)
+        skill_times, plain_times = [], []
+        for _ in range(args.runs):
+            skill_times.append(await first_request(built, provider, line, plain=False))
+            plain_times.append(await first_request(built, provider, plain, plain=True))
+        skill_ms = statistics.median(skill_times) * 1000
+        plain_ms = statistics.median(plain_times) * 1000
+        print(f"command to first request ({args.runs} runs each, alternating, medians):")
+        print(f"  /task-07 args: {skill_ms:.3f} ms   plain prompt: {plain_ms:.3f} ms")
+        built.close()
+        bare.close()
+    print()
+    print(f"prompt growth / listing budget (goal <= 1.0): {grown / listing.budget:.2f}")
+    print(f"/NAME / plain prompt, time to first request (goal <= 1.1): {skill_ms / plain_ms:.2f}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
