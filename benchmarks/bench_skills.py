@@ -7,9 +7,13 @@ costs before the model hears anything.
    Goal: the prompt grows by at most the listing budget (1% of ``max_context_tokens``), and no
    body is in it. The ``skill`` tool's schema, sent with every request, is printed too.
 2. **Time from the command to the first request**: ``await session.command("/NAME args")``
-   (find the skill, read its SKILL.md through the safe reader, substitute the arguments, send
-   the turn) against ``await session.send(prompt)`` with a prompt of the same length, until
-   the model's ``chat`` is called — alternating, on one session, medians. Goal ratio <= 1.1.
+   (find the skill, read its SKILL.md, substitute the arguments, send the turn) against
+   ``await session.send(prompt)`` with the same prompt text — alternating, on one session,
+   medians — until the request reaches a local OpenAI-compatible server on 127.0.0.1 (the
+   clock is read in the server's thread of this process): what the issue measures. The same
+   is printed until the provider's ``chat`` is called in-process, which leaves out building
+   and sending the request and so shows the skill's own cost at its largest. Goal ratio
+   (HTTP) <= 1.1.
 
 The ratios are printed last.
 
@@ -25,7 +29,9 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from clawnb.config import Config, trust_workspace  # noqa: E402
 from clawnb.context import estimate_tokens  # noqa: E402
+from clawnb.providers.openai import OpenAICompatProvider  # noqa: E402
 from clawnb.session.assemble import AgentSession, build_agent  # noqa: E402
 from clawnb.types import AssistantTurn, Message, ToolDefinition  # noqa: E402
 
@@ -46,6 +53,40 @@ class Stamped:
     async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
         self.arrived.append(time.perf_counter())
         return AssistantTurn(text="ok")
+
+
+class Server:
+    """A local OpenAI-compatible server that answers "ok" and notes when each request's
+    headers arrived (``perf_counter``, the same clock as the caller's)."""
+
+    def __init__(self) -> None:
+        self.arrived: list[float] = []
+        server = self
+        body = json.dumps(
+            {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
+        ).encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                server.arrived.append(time.perf_counter())
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
 
 def tokens(text: str) -> int:
@@ -68,7 +109,7 @@ def write_skills(ws: Path, count: int) -> None:
         )
 
 
-def session(ws: Path, provider: Stamped, *, skills: bool) -> AgentSession:
+def session(ws: Path, provider: object, *, skills: bool) -> AgentSession:
     return build_agent(
         Config(),
         workspace=ws,
@@ -80,7 +121,9 @@ def session(ws: Path, provider: Stamped, *, skills: bool) -> AgentSession:
     )
 
 
-async def first_request(built: AgentSession, provider: Stamped, line: str, plain: bool) -> float:
+async def first_request(
+    built: AgentSession, provider: Stamped | Server, line: str, plain: bool
+) -> float:
     built.new_session(persist=False)
     start = time.perf_counter()
     if plain:
@@ -127,24 +170,41 @@ async def main() -> None:
         print(f"  a body in the prompt: {'BODY-OF-TASK' in built.system_prompt}")
 
         line = "/task-07 the sales notebook"
-        body_prompt = (ws / ".claw/skills/task-07/SKILL.md").read_text().split("---\n", 2)[2]
-        plain = "x" * len(body_prompt)
-        for _ in range(20):  # warm up both paths
-            await first_request(built, provider, line, plain=False)
-            await first_request(built, provider, plain, plain=True)
-        skill_times, plain_times = [], []
-        for _ in range(args.runs):
-            skill_times.append(await first_request(built, provider, line, plain=False))
-            plain_times.append(await first_request(built, provider, plain, plain=True))
-        skill_ms = statistics.median(skill_times) * 1000
-        plain_ms = statistics.median(plain_times) * 1000
+        from clawnb.skills import prepare_invocation
+
+        skill = built.skills.get("task-07")
+        assert skill is not None
+        plain = prepare_invocation(skill, "the sales notebook").render()  # the same text
+        server = Server()
+        remote = OpenAICompatProvider("bench", api_key="badkey", base_url=server.url)
+        over_http = session(ws, remote, skills=True)
+        medians = {}
+        for name, target, model in (("in-process", built, provider), ("HTTP", over_http, server)):
+            for _ in range(20):  # warm up both paths (and the HTTP connection)
+                await first_request(target, model, line, plain=False)
+                await first_request(target, model, plain, plain=True)
+            skill_times, plain_times = [], []
+            for _ in range(args.runs):
+                skill_times.append(await first_request(target, model, line, plain=False))
+                plain_times.append(await first_request(target, model, plain, plain=True))
+            medians[name] = (
+                statistics.median(skill_times) * 1000,
+                statistics.median(plain_times) * 1000,
+            )
         print(f"command to first request ({args.runs} runs each, alternating, medians):")
-        print(f"  /task-07 args: {skill_ms:.3f} ms   plain prompt: {plain_ms:.3f} ms")
-        built.close()
-        bare.close()
+        for name, (skill_ms, plain_ms) in medians.items():
+            print(f"  {name}: /task-07 args {skill_ms:.3f} ms   plain prompt {plain_ms:.3f} ms")
+        server.httpd.shutdown()
+        for each in (built, bare, over_http):
+            each.close()
     print()
     print(f"prompt growth / listing budget (goal <= 1.0): {grown / listing.budget:.2f}")
-    print(f"/NAME / plain prompt, time to first request (goal <= 1.1): {skill_ms / plain_ms:.2f}")
+    skill_ms, plain_ms = medians["in-process"]
+    print(f"/NAME / plain prompt, to the provider's chat (in-process): {skill_ms / plain_ms:.2f}")
+    skill_ms, plain_ms = medians["HTTP"]
+    print(
+        f"/NAME / plain prompt, to the first HTTP request (goal <= 1.1): {skill_ms / plain_ms:.2f}"
+    )
 
 
 if __name__ == "__main__":
