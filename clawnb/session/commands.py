@@ -369,6 +369,17 @@ def _config(ctx: CommandContext) -> str:
     return reports.config_text(ctx.engine, ctx.host.config_lines())
 
 
+@COMMANDS.command("skills", "the skills: what each does, what overrides what, what the listing cut")
+def _skills(ctx: CommandContext) -> str:
+    skills = ctx.engine.skills
+    if skills is None:
+        return "skills are off in this session"
+    return (
+        "\n".join(skills.report_lines())
+        or "no skills found (docs/skills.md says where to put them)"
+    )
+
+
 @COMMANDS.command("mode", "the permission mode for the turns to come", usage="MODE|project")
 def _mode(ctx: CommandContext) -> str:
     from ..permissions import PermissionMode

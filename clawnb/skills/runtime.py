@@ -101,7 +101,7 @@ class SessionSkills:
         lines = [
             f"{s.label}"
             + (f" {s.argument_hint}" if s.argument_hint else "")
-            + f" — {s.description}"
+            + f" — {_short(s.description)}"
             for s in self.catalog
         ]
         lines += self.catalog.shadowed_lines()

@@ -339,3 +339,29 @@ async def test_without_anyone_to_ask_a_snippet_is_denied(home: World, tmp_path: 
     await built.command("/today")
     assert "[snippet denied: echo UNASKED]" in provider.requests[0]
     assert "Now: UNASKED" not in provider.requests[0]
+
+
+# -- /skills ------------------------------------------------------------------------------------
+
+
+async def test_slash_skills_shows_each_skill_what_overrides_what_and_what_the_budget_cut(
+    home: World, tmp_path: Path
+) -> None:
+    trust(home)
+    home.skill(".claw/skills", "review", skill_text("Our own review."))
+    home.skill("user", "weekly", skill_text("W" * 300))
+    home.skill(".claude/skills", "broken", "---\ncontext: forked\n---\nbody\n")
+    built, _ = session(home, tmp_path, [{"text": "ok"}])
+    text = await built.command("/skills") or ""
+    assert "/review (project skill) — Our own review." in text
+    assert "/review: project skill" in text and "overrides built-in skill review" in text
+    assert "description cut at 250 characters: weekly" in text
+    assert "frontmatter key 'context'" in text  # the skipped file, one line
+    off = build_agent(
+        Config(),
+        workspace=home.workspace,
+        provider=SeenProvider(tmp_path / "script.jsonl"),
+        model="scripted:x",
+        skills=False,
+    )
+    assert await off.command("/skills") == "skills are off in this session"
