@@ -365,3 +365,13 @@ async def test_slash_skills_shows_each_skill_what_overrides_what_and_what_the_bu
         skills=False,
     )
     assert await off.command("/skills") == "skills are off in this session"
+
+
+async def test_a_forks_model_key_runs_the_child_on_that_model(home: World, tmp_path: Path) -> None:
+    other = write_script(tmp_path / "other.jsonl", [{"text": "from the other model"}])
+    home.skill(
+        "user", "elsewhere", skill_text("Elsewhere.", context="fork", model=f"scripted:{other}")
+    )
+    built, provider = session(home, tmp_path, [{"text": "parent model"}])
+    assert await built.command("/elsewhere") == "from the other model"
+    assert provider.requests == []  # the session's model was not asked
