@@ -1,0 +1,45 @@
+"""Skills in a notebook: ``%%claw /NAME args`` and ``%claw NAME args`` run a skill through
+the one command registry, as in the chat and the API — judged by the scripted model's
+session history (what it was sent as the user's turn)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clawnb.types import Message
+from tests.conftest import write_script
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def _skill(root: Path) -> None:
+    folder = root / ".config" / "clawnb" / "skills" / "weekly"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\ndescription: Weekly summary.\nargument-hint: [week]\n---\n"
+        "NOTEBOOK-SKILL summarise week $0.\n"
+    )
+
+
+def _sent(shell) -> list[str]:
+    session = shell._clawnb_session
+    messages = session.agent_session().history if hasattr(session, "agent_session") else []
+    return [m.content for m in messages if isinstance(m, Message.User)]
+
+
+@pytest.mark.parametrize("cell", ["%%claw --model scripted:s.jsonl\n/weekly 49", "line"])
+def test_a_skill_runs_from_a_cell_through_the_registry(shell, tmp_path: Path, capsys, cell) -> None:
+    _skill(tmp_path)
+    write_script(tmp_path / "s.jsonl", [{"text": "warmed"}, {"text": "summarised"}])
+    shell.run_cell("%%claw --model scripted:s.jsonl\nhello")  # the session exists now
+    capsys.readouterr()
+    if cell == "line":
+        shell.run_line_magic("claw", "weekly 49")
+    else:
+        result = shell.run_cell(cell)
+        assert result.success, result.error_in_exec
+    out = capsys.readouterr().out
+    assert "summarised" in out
+    assert any(s.startswith("NOTEBOOK-SKILL summarise week 49.") for s in _sent(shell))
