@@ -109,7 +109,7 @@ STYLE = (
     ".clawnb-bar{flex-wrap:wrap;gap:4px;margin:4px 0}"
     # the beacon's offer of browser notifications: wraps rather than truncates when narrow
     ".clawnb-notify.jupyter-button{width:auto;max-width:100%;height:auto;white-space:normal;"
-    "overflow:visible;line-height:1.4;margin:4px 0;padding:4px 12px}"
+    "overflow:visible;line-height:1.4;margin:0 0 0 8px;padding:0 8px;font-size:small}"
     ".clawnb-bar .jupyter-button,.clawnb-question .jupyter-button{width:auto;"
     "min-width:max-content;overflow:visible;white-space:nowrap;margin:0;padding:0 12px}"
     ".clawnb-bar .clawnb-approve{border:2px solid var(--jp-success-color1,#388e3c);"
@@ -232,7 +232,7 @@ def card_body_html(card: Card) -> str:
         parts.append(f"<pre class='clawnb-code'>{one_line(text)}</pre>")
         arguments = code[1]
     change = card.preview
-    result = card.result
+    result = card.shown_result
     if change is not None:
         # the change that was (or will be) approved: the one diff this card shows
         if not card.finished:  # a finished card says it on its one line

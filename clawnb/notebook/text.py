@@ -19,8 +19,8 @@ def card_plain(card: Card) -> str:
     head = (
         f"{nested_mark(card)}[{card.name}{': ' + card.title if card.title else ''}] {card.label()}"
     )
-    if card.result:
-        body = "\n".join("    " + row for row in preview(card.result, lines=6).splitlines())
+    if card.shown_result:
+        body = "\n".join("    " + row for row in preview(card.shown_result, lines=6).splitlines())
         return head + "\n" + body
     return head
 

@@ -58,6 +58,9 @@ OUTCOME_STATUS = {
 
 FINISHED = (DONE, DENIED, BLOCKED, ERROR, INTERRUPTED)
 
+# the note the approval sets when the person clicked Deny (with ": what to do instead")
+_DENIED_BY_PERSON = "denied by the user"
+
 
 LIVE_OUTPUT_CAP = 64 * 1024  # characters of a running call's output kept for its tail
 
@@ -159,11 +162,25 @@ class Card:
     def finished(self) -> bool:
         return self.status in FINISHED
 
+    @property
+    def shown_result(self) -> str:
+        """The result as the person reads it. The ``error:`` in front of a refusal is for the
+        model (it reads results, not statuses): the card's status already says denied or
+        blocked. A call the person denied shows no result at all — it would only repeat, in
+        the gate's words, what the label says ("denied: REASON")."""
+        result = self.result
+        if self.status in (DENIED, BLOCKED):
+            if self.status == DENIED and self.note.startswith(_DENIED_BY_PERSON):
+                return ""
+            if result.startswith("error: "):
+                result = result[len("error: ") :]
+        return result
+
     def hint(self) -> str:
         """A few words about the outcome for the collapsed one-line card."""
         if self.preview is not None and self.status in (DONE, WAITING, PENDING):
             return str(self.preview.summary)
-        result = self.result.strip()
+        result = self.shown_result.strip()
         if not result:
             return ""
         rows = result.splitlines()
@@ -192,6 +209,8 @@ class Card:
         line = self.status_line()
         if not self.note:
             return line
+        if self.status == DENIED and self.note.startswith(_DENIED_BY_PERSON + ": "):
+            return f"{DENIED}: {self.note[len(_DENIED_BY_PERSON) + 2 :]}"  # "denied: use rg"
         if line == self.status and self.note.split(" ", 1)[0] == self.status:
             return self.note
         return f"{line} ({self.note})"

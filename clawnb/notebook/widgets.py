@@ -158,6 +158,8 @@ class WidgetView(View):
         for block in reversed(self.transcript.blocks):
             card = block.card
             if card is None:
+                if block.kind == "text" and not block.closed and block.text.strip():
+                    return "writing"  # the answer's words are arriving
                 continue
             if card.status == WAITING:
                 return "waiting for approval"
@@ -213,7 +215,10 @@ class WidgetView(View):
                 return
             beacon._view_count = 0
             self._beacon = beacon
-            self.root.children = (*self.root.children, beacon)
+            # in the status line, after Stop: its "Notify me" offer is one short item on the
+            # line that already says what waits, once per cell, not a block of its own that
+            # pushed the cell down under every waiting card (issue 26)
+            self.status_bar.children = (*self.status_bar.children, beacon)
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
@@ -229,7 +234,7 @@ class WidgetView(View):
         # a front end without anywidget's extension: no error box left in the cell
         self._beacon_off = True
         self._beacon = None
-        self.root.children = tuple(c for c in self.root.children if c is not beacon)
+        self.status_bar.children = tuple(c for c in self.status_bar.children if c is not beacon)
         beacon.close()
 
     def _all_widgets(self) -> list[Any]:

@@ -176,14 +176,14 @@ async def test_the_beacon_follows_the_waiting_card_and_leaves_a_frontend_without
     task = asyncio.ensure_future(view.ask_approval(view.card("b1")))
     await _until(lambda: "b1" in view._buttons, "the approval buttons")
     beacon = view._beacon
-    assert beacon is not None and beacon in view.root.children
+    assert beacon is not None and beacon in view.status_bar.children
     assert beacon.waiting == "approval"
     click(view._buttons["b1"].children[1])  # Deny
     assert await asyncio.wait_for(task, 2) == "deny"
     assert beacon.waiting == ""
     # no front end rendered it (no anywidget extension there): it is taken out, for good
     view._beacon_check()
-    assert beacon not in view.root.children and view._beacon is None
+    assert beacon not in view.status_bar.children and view._beacon is None
     view.attention("approval")
     assert view._beacon is None
 
