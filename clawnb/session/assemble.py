@@ -460,6 +460,8 @@ class AgentSession:
             self._mcp_said = said
         notes += self.reminders.values()
         self.reminders.clear()
+        if self.skills is not None:  # the skills in use, after a compaction summarised them
+            notes += self.skills.after_compaction(self.context.compactions)
         if notes:
             body = "\n\n".join(notes)
             label = prompt if label is None else label  # front ends show the person's words

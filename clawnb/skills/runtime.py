@@ -77,6 +77,7 @@ class SessionSkills:
     listing: SkillListing
     trusted: bool
     in_use: list[Skill] = field(default_factory=list)
+    compactions_seen: int = 0
 
     def get(self, name: str) -> Skill | None:
         return self.catalog.get(name)
@@ -87,6 +88,19 @@ class SessionSkills:
     def loaded(self, skill: Skill) -> None:
         """Remember that ``skill`` was loaded (the ``skill`` tool's ``on_load``, ``/NAME``)."""
         self.in_use = [s for s in self.in_use if s.name != skill.name] + [skill]
+
+    def after_compaction(self, compactions: int) -> list[str]:
+        """The reminder that gives the skills in use back once a compaction (the context
+        manager's ``compactions`` count went up) summarised their bodies away: at most
+        :data:`~clawnb.skills.invoke.REATTACH_TOTAL_TOKENS`, the latest first; ``[]`` when
+        nothing was compacted since the last call or no skill is in use."""
+        from .invoke import reattachment
+
+        if compactions <= self.compactions_seen:
+            return []
+        self.compactions_seen = compactions
+        block = reattachment(self.in_use) if self.in_use else ""
+        return [block] if block else []
 
     def notices(self) -> list[str]:
         """What the front end says once at start: skipped files, ignored project skills."""

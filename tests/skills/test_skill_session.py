@@ -375,3 +375,19 @@ async def test_a_forks_model_key_runs_the_child_on_that_model(home: World, tmp_p
     built, provider = session(home, tmp_path, [{"text": "parent model"}])
     assert await built.command("/elsewhere") == "from the other model"
     assert provider.requests == []  # the session's model was not asked
+
+
+async def test_after_a_compaction_the_skills_in_use_come_back_as_a_reminder(
+    home: World, tmp_path: Path
+) -> None:
+    home.skill("user", "weekly", skill_text("Weekly summary.", body="REATTACH-BODY week $0."))
+    turns = [skill_call("c1", "weekly", "49"), {"text": "done"}, {"text": "again"}]
+    built, provider = session(home, tmp_path, turns)
+    await built.send("do the weekly")
+    assert await built.compact()
+    await built.send("and now?")
+    last = json.loads(provider.requests[-1])[-1]["content"]
+    assert last.startswith("and now?\n\n<system-reminder>")
+    assert "Skills in use before the conversation was compacted" in last
+    assert "REATTACH-BODY" in last
+    assert built.system_prompt == json.loads(provider.requests[-1])[0]["content"]  # untouched
