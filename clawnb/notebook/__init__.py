@@ -41,7 +41,7 @@ def load_ipython_extension(ipython: Any) -> None:
     # the notebook's folder is first on the kernel's sys.path: from here on clawnb's imports
     # go through the guard, which this puts in place (clawnb.control.imports)
     load("clawnb.notebook.magic")
-    from .magic import ClawMagics, ClawTransformer
+    from .magic import ClawMagics, ClawTransformer, claw_completer
 
     if getattr(ipython, "_clawnb_loaded", False):
         return
@@ -52,6 +52,10 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.events.register("post_run_cell", _record_error)
     ipython.events.register("pre_run_cell", _note_cell)
     ipython._clawnb_transformer = transformer
+    # Tab after "%claw " completes the registry's commands (IPython's complete_command hook)
+    ipython.set_hook(
+        "complete_command", lambda _ip, event: claw_completer(ipython, event), str_key="%claw"
+    )
     ipython._clawnb_loaded = True
     _register_kernel_key(ipython)
 

@@ -57,7 +57,6 @@ class Approver:
         view: Any,
         *,
         how: str = "auto",
-        always_allowed: set[str] | None = None,
         stdin_allowed: bool = False,
         frontend_timeout: float | None = None,
         input_fn: Callable[[str], str] = input,
@@ -66,7 +65,6 @@ class Approver:
             raise ValueError(f"--approve must be one of {', '.join(APPROVE_CHOICES)}, got {how!r}")
         self.view = view
         self.how = how
-        self.always_allowed = always_allowed if always_allowed is not None else set()
         self.stdin_allowed = stdin_allowed
         if frontend_timeout is None:
             frontend_timeout = float(os.environ.get("CLAWNB_FRONTEND_TIMEOUT", "3"))
@@ -95,7 +93,6 @@ class Approver:
         return self._channel
 
     async def __call__(self, request: ApprovalRequest) -> Approval:
-        name = request.call.name
         card = self.view.card(request.call.id)
         change = request.details.get("preview") if request.details else None
         if card is not None and change is not None:
@@ -105,9 +102,7 @@ class Approver:
         explicit = bool(request.details.get("explicit_only"))
         if card is not None:
             card.once_only = explicit  # no "Always allow" button for it
-        if name in self.always_allowed and not explicit:
-            self._mark(card, "always allowed this session")
-            return Approval.allow_session()
+        # "Always allow" answers are the session's (its gate asks nobody about them again)
         how, why = await self.channel()
         if how == "allow" and explicit:
             # the gate refuses what a policy answers for a control file (the rule is the
@@ -131,7 +126,6 @@ class Approver:
         else:
             answer = await self._ask_stdin(request, card)
         if answer == "always" and not explicit:
-            self.always_allowed.add(name)
             self._mark(card, "always allowed this session")
             return Approval.allow_session()
         if answer == "approve":

@@ -4,6 +4,8 @@ It is IPython's kernel with one extra input transformer in front of ``%%claw``'s
 sent to the agent as if it began with ``%%claw``, except
 
 * a cell starting with ``%%python`` runs the rest as ordinary Python;
+* a cell that is ``/COMMAND [ARGS]`` (``/status``, ``/mode plan``, ``/help``) runs that command
+  from the one registry (:mod:`clawnb.session.commands`), as ``%claw COMMAND`` does;
 * a cell starting with ``%`` or ``!`` (``%claw status``, ``%%claw --new``, ``!ls``) runs as
   IPython would;
 * an empty cell does nothing.
@@ -98,6 +100,8 @@ def _make_kernel_class() -> type:
             load_ipython_extension(self.shell)
             assert self.shell is not None  # ipykernel made it in super().__init__
             self.shell.input_transformers_cleanup.insert(0, prompt_transformer)
+            # commands are typed "/status" here (a cell is a prompt or a /command)
+            self.shell._clawnb_frontend = "kernel"
 
     return ClawKernel
 

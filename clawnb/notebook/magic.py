@@ -27,10 +27,18 @@ from ..permissions import PermissionMode
 if TYPE_CHECKING:
     from .runner import CellOptions
 
-__all__ = ["ClawMagics", "ClawTransformer", "claw_cell", "parse_options"]
+__all__ = [
+    "ClawMagics",
+    "ClawTransformer",
+    "claw_cell",
+    "claw_command",
+    "claw_completer",
+    "parse_options",
+]
 
 MODES = tuple(mode.value for mode in PermissionMode)  # the one list of modes
 _CELL = re.compile(r"^%%claw(?:[ \t]+(.*))?$")
+_LINE = re.compile(r"^%claw(?:[ \t]+(.*))?$")
 
 
 @magic_arguments()
@@ -73,9 +81,9 @@ def _claw_signature(line: str = "") -> None:
     """%%claw [options] — the cell body is the prompt for the agent.
 
     The conversation carries on across %%claw cells in this kernel. {name} inserts a kernel
-    variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. Line magic:
-    %claw status | reset | history | cost | config | mode MODE|project | model NAME | undo |
-    sessions | resume [ID] | trust. Every conversation is saved in the user's data directory.
+    variable; In[n], Out[n], Err[n] and Err attach cells, outputs and errors. A body that is
+    /COMMAND runs a command instead (%claw help lists them). Every conversation is saved in
+    the user's data directory.
     """
 
 
@@ -169,6 +177,17 @@ class ClawTransformer:
     def __call__(self, lines: list[str]) -> list[str]:
         if not lines:
             return lines
+        line_command = _LINE.match(lines[0].rstrip("\r\n"))
+        if line_command is not None and not any(rest.strip() for rest in lines[1:]):
+            # a cell that holds only "%claw compact": awaited, so a command that waits for
+            # the model or a server works too
+            if not self.active():
+                return lines
+            args = (line_command.group(1) or "").strip()
+            return [
+                "await __import__('clawnb.notebook.magic', fromlist=['claw_command'])"
+                f".claw_command(get_ipython(), {args!r})\n"
+            ]
         match = _CELL.match(lines[0].rstrip("\r\n"))
         if match is None or not self.active():
             return lines
@@ -226,60 +245,64 @@ class ClawMagics(Magics):
 
     @line_magic("claw")  # type: ignore[arg-type]
     def claw_line(self, line: str) -> None:
-        """%claw status | reset | history | cost | config | mode MODE | model NAME | undo |
-        sessions | resume [ID] | trust [--revoke] | help"""
-        from .runner import get_session
-
-        session = get_session(self.shell)
-        words = line.split()
-        command = words[0] if words else "status"
-        if command == "status":
-            print(session.status())
-        elif command == "reset":
-            print(session.reset())
-        elif command == "history":
-            print(session.history())
-        elif command == "cost":
-            print(session.cost())
-        elif command == "config":
-            print(session.config_text())
-        elif command == "mode":
-            if len(words) != 2 or words[1] not in (*MODES, "project"):
-                raise UsageError(f"usage: %claw mode {{{'|'.join(MODES)}|project}}")
-            # "project": back to the project's configured mode
-            session.mode = None if words[1] == "project" else words[1]
-            print(f"mode: {session.resolved_mode()}")
-        elif command == "model":
-            if len(words) != 2:
-                raise UsageError("usage: %claw model NAME (or scripted:FILE)")
-            session.model = words[1]
-            print(f"model: {session.model}")
-        elif command == "undo":
-            print(session.checkpoints.undo())
-        elif command == "sessions":
-            print(session.list_sessions())
-        elif command == "resume":
-            if len(words) > 2:
-                raise UsageError("usage: %claw resume [ID] (an id or id prefix; default latest)")
-            from ..session.log import SessionError
-
-            try:
-                print(session.resume(words[1] if len(words) == 2 else "latest"))
-            except SessionError as exc:
-                raise UsageError(str(exc)) from None
-        elif command == "trust":
-            # the person typed it: the model cannot run a magic, and the store is a control file
-            from ..config import trust_workspace
-
-            if words[1:] not in ([], ["--revoke"]):
-                raise UsageError("usage: %claw trust [--revoke]")
-            print(trust_workspace(session.cwd, revoke=words[1:] == ["--revoke"]))
-        elif command in ("help", "--help", "-h"):
-            print(self.claw_line.__doc__)
-            print(_claw_signature.__doc__)
-        else:
-            raise UsageError(
-                f"unknown %claw command {command!r}; use status, reset, history, cost, config, "
-                "mode MODE, model NAME, undo, sessions, resume [ID], trust or help"
-            )
+        """%claw COMMAND [ARGS] — the session's commands (%claw help lists them; no command:
+        status). The same registry serves the chat's /COMMAND and a %%claw cell whose body
+        is /COMMAND."""
+        _finish_now(claw_command(self.shell, line), line)
         return None
+
+
+def _finish_now(coro: Any, line: str) -> None:
+    """Run a command's coroutine from a plain (synchronous) line magic: with ``asyncio.run``
+    when no loop runs; inside a kernel's running loop it is stepped once — every command but
+    those that wait for the model or a server finishes there — and a command that would
+    have to wait is refused with what to do instead (a cell holding only the ``%claw`` line
+    is awaited by :class:`ClawTransformer`, so there it works)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(coro)
+        return
+    try:
+        coro.send(None)
+    except StopIteration:
+        return
+    coro.close()
+    raise UsageError(
+        f"%claw {line.strip()} waits for the model or a server: run it alone in a cell"
+    )
+
+
+async def claw_command(shell: Any, line: str) -> None:
+    """What ``%claw LINE`` runs (awaited by a cell that holds only that line)."""
+    if shell is not None and ("{" in line or "$" in line):
+        line = shell.var_expand(line, depth=0)
+    words = line.split()
+    if not words:
+        line = "status"
+    elif words[0] in ("--help", "-h"):
+        line = "help"
+    from .runner import run_command
+
+    await run_command(shell, line, prefix="%claw ")
+    return None
+
+
+def claw_completer(shell: Any, event: Any) -> list[str]:
+    """IPython's ``complete_command`` hook for ``%claw``: the command names the registry
+    offers here, then a mode after ``mode`` and a command name after ``help``."""
+    from ..session.commands import COMMANDS
+    from .runner import frontend_of
+
+    frontend = frontend_of(shell)
+    before = event.text_until_cursor.split()
+    if event.text_until_cursor.endswith((" ", "\t")):
+        before.append("")
+    words = before[1:]  # after "%claw"
+    if len(words) <= 1:
+        return COMMANDS.complete(words[0] if words else "", frontend)
+    if len(words) == 2 and words[0] == "mode":
+        return [m for m in (*MODES, "project") if m.startswith(words[1])]
+    if len(words) == 2 and words[0] == "help":
+        return COMMANDS.complete(words[1], frontend)
+    return []

@@ -18,20 +18,21 @@ ipykernel 7.4: an interrupt during a 100 s wait was not seen at all). A task tha
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import os
+import re
 import traceback
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
-from ..control.checkpoints import Checkpoints
+from IPython.core.error import UsageError
+
 from ..errors import ContextOverflowError
 from ..events import AgentEvent
-from ..session.log import SessionError, SessionLog, SessionStore
+from ..session.commands import COMMANDS, NOTEBOOK, Command, CommandContext
 from ..session.protocol import Session
-from ..session.reports import count
 from ..types import Message, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .scrub import scrub
@@ -41,7 +42,8 @@ from .widgets import WidgetView
 if TYPE_CHECKING:
     from ..config import Config
     from ..events import AnyAgentEvent
-    from ..types import AnyProvider, Tool
+    from ..session.assemble import AgentSession
+    from ..types import Tool
     from ..usage import CostTracker
     from .propose import ProposeCellTool
 
@@ -109,33 +111,45 @@ def repair_history(messages: list[Message]) -> None:
 
 @dataclass
 class NotebookSession:
-    """Everything ``%%claw`` cells in one kernel share. ``mode`` ``None`` means the project's
-    configured mode (``.claw/config.toml``, user config, ``CLAWNB_MODE``), read at each cell."""
+    """What a kernel keeps beside its one :class:`~clawnb.session.assemble.AgentSession`.
+
+    The conversation, model, mode, checkpoints, cost, resume and "Always allow" answers live
+    in the session (``agent``) and nowhere else; this object keeps the kernel's side only: the
+    cell options kept for later cells that say how a session is built (workspace, endpoint,
+    generation options, turn limit, ``--agent``), the kernel tools, the errors of earlier cells
+    (for ``Err[n]``) and the cell bookkeeping. The session is built on the first cell or
+    command and rebuilt, over the same conversation and checkpoints, only when what it is
+    built from changes."""
 
     shell: Any = None
-    messages: list[Message] = field(default_factory=list)
-    model: str | None = None
     base_url: str | None = None
     generation: dict[str, Any] = field(default_factory=dict)  # %%claw generation options
-    mode: str | None = None
     cwd: str = field(default_factory=os.getcwd)
     max_turns: int | None = None
-    always_allowed: set[str] = field(default_factory=set)
-    checkpoints: Checkpoints = field(default_factory=Checkpoints)
     errors: dict[int, str] = field(default_factory=dict)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    turns: int = 0
     cells: int = 0
-    provider: AnyProvider | None = None
-    provider_key: tuple[str, str, str | None, str] | None = None
     agent: Session | None = None  # clawnb's AgentSession, or a learner's own (%%claw --agent)
-    agent_key: tuple[int, str, str | None, int, str | None] | None = None
+    agent_key: tuple[Any, ...] | None = None
     agent_spec: str | None = None
     running: bool = False
     proposals: ProposeCellTool | None = (
         None  # the session's propose_cell tool (each cell routes it to its view)
     )
+    # after ``--new``: the model and mode the next session starts with (a new conversation,
+    # not new settings); ``None`` once that session is built
+    carried: tuple[str, str] | None = None
+
+    # -- what the session holds, read through it -----------------------------------------------
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation (the session's history; empty before the first cell)."""
+        return self.agent.history if self.agent is not None else []
+
+    @property
+    def mode(self) -> str | None:
+        """The session's permission mode (``None`` before there is a session)."""
+        return str(self.agent.mode) if _own(self.agent) else None
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -149,28 +163,21 @@ class NotebookSession:
             config = config.merge(options_overlay(**self.generation, source="%%claw"))
         return config
 
-    def resolved_model(self) -> tuple[str, str]:
-        """``(model, base_url)``: cell/session options first, then the config layers."""
-        if self.model and self.model.startswith("scripted:"):
-            return self.model, ""
-        try:
-            config = self.config()
-            default_model, default_url = config.model, config.base_url
-        except Exception:  # a broken config file must not hide which model would be used
-            from ..config import Config
-
-            defaults = Config()  # the one set of defaults
-            default_model, default_url = defaults.model, defaults.base_url
-        return self.model or default_model, self.base_url or default_url
-
-    def resolved_mode(self) -> str:
-        """The mode a cell runs in: ``--mode`` / ``%claw mode`` if given, else the project's."""
-        if self.mode is not None:
-            return self.mode
-        try:
-            return str(self.config().permissions.mode)
-        except Exception:  # the cell reports the broken config when it builds the agent
-            return "default"
+    def apply(self, options: CellOptions) -> None:
+        """The cell's options that are kept for later cells (``--cwd``, ``--base-url``, the
+        generation options, ``--max-turns``, ``--agent``); ``--new`` starts a new
+        conversation. ``--model`` and ``--mode`` go to the session itself."""
+        if options.new:
+            self.reset()
+        if options.base_url is not None:
+            self.base_url = options.base_url
+        self.generation.update(options.generation)
+        if options.cwd is not None:
+            self.cwd = os.path.abspath(os.path.expanduser(options.cwd))
+        if options.max_turns is not None:
+            self.max_turns = options.max_turns
+        if options.agent is not None:
+            self.agent_spec = options.agent or None  # --agent "" goes back to clawnb's agent
 
     def resolved_max_turns(self) -> int:
         """The turn limit for a cell: ``--max-turns`` if given, else the config's (0: none)."""
@@ -181,144 +188,113 @@ class NotebookSession:
         except Exception:  # the cell reports the broken config when it builds the agent
             return 0
 
-    def get_provider(self, replay: str | None = None) -> AnyProvider:
-        """The session's provider, rebuilt only when model, endpoint or replay file change (so a
-        scripted model continues its script across cells)."""
-        from ..session.assemble import make_provider
+    def _provider(self, model: str, config: Config, replay: str | None, require_key: bool) -> Any:
+        """The provider for ``model``; without a key for a remote model either the error
+        (a cell: it says how to fix it) or an :class:`UnavailableProvider` (a command:
+        ``%claw status`` works before any key is set)."""
+        from ..errors import ProviderConfigError
+        from ..session.assemble import UnavailableProvider, make_provider
 
-        model, base_url = self.resolved_model()
-        key = (model, base_url, replay, json.dumps(self.generation, sort_keys=True))
-        if self.provider is not None and self.provider_key == key:
-            return self.provider
         if replay:
-            provider = make_provider(f"scripted:{_here(replay)}", self.config())
-        elif model.startswith(("scripted:", "replay:")):
+            return make_provider(f"scripted:{_here(replay)}", config)
+        if model.startswith(("scripted:", "replay:")):
             prefix, path = model.split(":", 1)
-            provider = make_provider(f"{prefix}:{_here(path)}", self.config())
-        else:
-            provider = make_provider(model, self.config(), require_key=True)
-        self.provider, self.provider_key = provider, key
-        self.agent = None
-        return provider
+            return make_provider(f"{prefix}:{_here(path)}", config)
+        try:
+            return make_provider(model, config, require_key=True)
+        except ProviderConfigError as exc:
+            if require_key:
+                raise
+            return UnavailableProvider(model, str(exc))
 
-    def agent_session(self, options: CellOptions) -> Session:
-        """The engine's session (:func:`clawnb.build_agent`: config, gate, system prompt with
-        project instructions, compaction, cost, subagents, checkpoints) over this kernel's
-        provider, history and kernel tools; rebuilt only when the provider, workspace or
-        recording change. Mode and turn limit are set per cell with ``configure``."""
-        provider = self.get_provider(options.replay)
-        model, _base_url = self.resolved_model()
-        self._persist(model)
-        key = (id(provider), self.cwd, options.record, id(self.messages), self.agent_spec)
-        if self.agent is not None and self.agent_key == key:
-            return self.agent
+    def agent_session(
+        self, options: CellOptions | None = None, *, require_key: bool = True
+    ) -> Session:
+        """The kernel's session (:func:`clawnb.build_agent`: config, gate, system prompt with
+        project instructions, compaction, cost, subagents, checkpoints) with the kernel tools.
+        Built once; rebuilt — over the same conversation, checkpoints and mode — only when the
+        model a cell names, the config, the workspace, the endpoint, the recording or replay
+        change (so a scripted model continues its script across cells)."""
+        from ..session.assemble import UnavailableProvider
+
+        options = options if options is not None else CellOptions()
+        config = self.config()
+        old = self.agent
+        model = options.model
+        if model is None:
+            model = getattr(old, "model", None) or (self.carried or (config.model, ""))[0]
+        key = (
+            self.cwd,
+            config.model_dump_json(),
+            options.record,
+            options.replay,
+            self.agent_spec,
+        )
+        reusable = (
+            old is not None
+            and self.agent_key == key
+            and getattr(old, "model", model) == model
+            and not (
+                require_key and isinstance(getattr(old, "provider", None), UnavailableProvider)
+            )
+        )
+        if reusable and old is not None:
+            return old
+        provider = self._provider(model, config, options.replay, require_key)
+        history = old.history if old is not None else []
         if self.agent_spec:
             from ..session.custom import load_session
 
-            agent = load_session(
-                self.agent_spec, provider=provider, workspace=self.cwd, history=self.messages
+            agent: Session = load_session(
+                self.agent_spec, provider=provider, workspace=self.cwd, history=history
             )
-            self.agent, self.agent_key = agent, key
-            return agent
-        from ..session.assemble import AgentSession, build_agent
+        else:
+            agent = self._build(config, provider, model, old, history, options)
+        if _own(old) and old is not agent and old.mcp is not None:
+            old.mcp.close()  # the session is rebuilt: its servers start again with it
+        self.agent, self.agent_key, self.carried = agent, key, None
+        return agent
 
-        if isinstance(self.agent, AgentSession) and self.agent.mcp is not None:
-            self.agent.mcp.close()  # the session is rebuilt: its servers start again with it
+    def _build(
+        self,
+        config: Config,
+        provider: Any,
+        model: str,
+        old: Session | None,
+        history: list[Message],
+        options: CellOptions,
+    ) -> AgentSession:
+        from ..permissions import PermissionMode
+        from ..session.assemble import build_agent
+
+        mode = None
+        checkpoints = None
+        if _own(old):
+            checkpoints = old.checkpoints
+            # a mode the person chose stays; one that only followed the old config follows
+            # the new one (a trusted project's mode, an edited config.toml)
+            if old.mode != PermissionMode.parse(old.config.permissions.mode).value:
+                mode = old.mode
+        elif self.carried is not None:
+            mode = self.carried[1]
         agent = build_agent(
-            self.config(),
+            config,
             workspace=self.cwd,
             provider=provider,
             model=model,
-            mode=self.resolved_mode(),
-            history=self.messages,
+            mode=mode,
+            history=history,
             extra_tools=self.kernel_tools(),
             ask_user=True,
             web=False,
             prompt_suffix=_prompt_suffix(self.shell, self.cwd),
             streaming=hasattr(provider, "stream_chat"),
             record=_here(options.record) if options.record else None,
-            checkpoints=self.checkpoints,
+            checkpoints=checkpoints,
         )
         for line in agent.notices:  # an MCP server that failed to start, or was not trusted
             print(f"warning: {scrub(line)}")
-        self.agent, self.agent_key = agent, key
         return agent
-
-    # -- persistence ----------------------------------------------------------------------------
-
-    def sessions_store(self) -> SessionStore:
-        """This workspace's session store, by the one rule the chat and the Python API use
-        too (:meth:`SessionStore.for_workspace`: the user's data directory, or the
-        ``sessions_dir`` config key)."""
-        try:
-            configured = self.config().sessions_dir
-        except Exception:  # a broken config: the default place
-            configured = None
-        return SessionStore.for_workspace(self.cwd, configured)
-
-    def sessions_root(self) -> Path:
-        """Where this workspace's sessions are saved (:meth:`sessions_store`)."""
-        return self.sessions_store().root
-
-    def _persist(self, model: str) -> None:
-        """From the first cell on, the conversation is a session file (written ahead of every
-        tool, so a kernel crash loses nothing) and the undo checkpoints live next to it."""
-        if isinstance(self.messages, SessionLog):
-            return
-        store = self.sessions_store()
-        log = store.create(
-            self.messages,
-            meta={"model": model, "workspace": str(self.cwd), "front_end": "notebook"},
-        )
-        self.messages = log
-        self._adopt_checkpoints(log)
-
-    def _adopt_checkpoints(self, log: SessionLog) -> None:
-        directory = log.path.with_suffix(".checkpoints")
-        # applied inside this workspace (a checkpoint on disk does not say where it was made)
-        saved = Checkpoints.open(directory, limit=self.checkpoints.limit, workspace=self.cwd)
-        if len(saved) or not len(self.checkpoints):
-            self.checkpoints = saved
-        else:  # undo steps taken before the first cell (none in practice) stay in memory
-            self.checkpoints.directory = directory
-
-    def list_sessions(self) -> str:
-        """``%claw sessions``: the saved conversations of this workspace, oldest first."""
-        current = self.messages.id if isinstance(self.messages, SessionLog) else None
-        store = self.sessions_store()
-        infos = store.list()
-        notice = store.workspace_notice()
-        if not infos:
-            return "\n".join([f"no saved sessions in {store.root}", *([notice] if notice else [])])
-        lines = [("* " if info.id == current else "  ") + str(info) for info in infos]
-        lines.append("(* this kernel's session; %claw resume ID continues one)")
-        return "\n".join(lines + ([notice] if notice else []))
-
-    def resume(self, session_id: str = "latest") -> str:
-        """``%claw resume [ID]``: continue a saved conversation (after a kernel restart or
-        crash): its messages, and its undo checkpoints — only from this workspace's store,
-        never a session file the workspace itself holds."""
-        store = self.sessions_store()
-        current = self.messages if isinstance(self.messages, SessionLog) else None
-        if session_id == "latest" and current is not None:
-            others = [i for i in store.list() if i.id != current.id]
-            if not others:
-                notice = store.workspace_notice()
-                raise SessionError(
-                    f"no other session in {store.root}" + (f"; {notice}" if notice else "")
-                )
-            session_id = others[-1].id
-        log = store.resume(session_id)
-        if current is not None and current.path != log.path:
-            current.close(discard_if_empty=True)
-        self.messages = log
-        self._adopt_checkpoints(log)
-        self.agent = self.agent_key = None  # the next cell builds over the resumed history
-        prompts = sum(1 for m in log if isinstance(m, Message.User))
-        return (
-            f"resumed session {log.id}: {count(len(log), 'message')}, "
-            f"{count(prompts, 'prompt')}, {count(len(self.checkpoints), 'undo step')}"
-        )
 
     def kernel_tools(self) -> list[Tool]:
         """The tools that reach into the user's kernel (none without a shell)."""
@@ -335,103 +311,20 @@ class NotebookSession:
             self.proposals,
         ]
 
-    # -- line magic answers ---------------------------------------------------------------------
-
     def reset(self) -> str:
-        """Forget the conversation, "always allow" answers and usage; a scripted model starts
-        its script again (the provider is rebuilt on the next cell)."""
-        if isinstance(self.messages, SessionLog):
-            # the old conversation stays saved (%claw resume); the next cell starts a new one
-            self.messages.close(discard_if_empty=True)
-            self.checkpoints = Checkpoints(self.checkpoints.limit)
-        self.messages = []
-        self.provider = self.provider_key = None
+        """``--new``: a new conversation with a new session (its "Always allow" answers and
+        usage start empty, a scripted model starts its script again); the old conversation
+        stays saved (``%claw resume``), the model and mode carry over."""
+        old = self.agent
+        if _own(old):
+            self.carried = (old.model, old.mode)
+            old.close()
+        elif old is not None:
+            close = getattr(old, "close", None)
+            if callable(close):
+                close()
         self.agent = self.agent_key = None
-        self.always_allowed.clear()
-        self.input_tokens = self.output_tokens = self.turns = 0
         return "conversation cleared"
-
-    def status(self) -> str:
-        model, base_url = self.resolved_model()
-        user_turns = sum(1 for m in self.messages if isinstance(m, Message.User))
-        allowed = ", ".join(sorted(self.always_allowed)) or "none"
-        return "\n".join(
-            [
-                f"model: {model}" + (f" @ {base_url}" if base_url else ""),
-                f"mode: {self._mode_line()}",
-                f"workspace: {self.cwd}",
-                f"conversation: {count(len(self.messages), 'message')}, "
-                f"{count(user_turns, 'prompt')}",
-                f"always allowed: {allowed}",
-                f"checkpoints: {len(self.checkpoints)}",
-                f"session: {self._session_line()}",
-                f"bash: {self._sandbox_line()}",
-                f"approval policy without a frontend: {env_policy()[0]}",
-            ]
-        )
-
-    def _session_line(self) -> str:
-        if isinstance(self.messages, SessionLog):
-            return f"{self.messages.id} ({self.messages.path})"
-        return f"not saved yet (the first cell starts one in {self.sessions_root()})"
-
-    def _sandbox_line(self) -> str:
-        if self.agent is not None and hasattr(self.agent, "sandbox_description"):
-            return self.agent.sandbox_description()
-        from ..control.sandbox import status_from_config
-
-        try:
-            return status_from_config(self.config(), self.cwd).describe()
-        except Exception as exc:  # a broken config: the cell will say so in full
-            return f"unknown ({type(exc).__name__})"
-
-    def _mode_line(self) -> str:
-        mode = self.resolved_mode()
-        return mode if self.mode is not None else f"{mode} (from the project's configuration)"
-
-    def history(self, limit: int = 100) -> str:
-        """The conversation as a compact transcript (the chat's ``/history`` wording)."""
-        from ..session.reports import transcript
-
-        return scrub(transcript(self.messages, limit))
-
-    def cost(self) -> str:
-        tracker = getattr(self.agent, "cost", None)
-        tokens_in = tracker.total_input_tokens if tracker is not None else self.input_tokens
-        tokens_out = tracker.total_output_tokens if tracker is not None else self.output_tokens
-        line = f"tokens: {tokens_in:,} in + {tokens_out:,} out"
-        if tracker is not None and 0 < tracker.turn_count == tracker.unreported_turns:
-            line = "tokens: not reported"  # a server that sends no usage did not use 0 tokens
-        part = _cost_part(tracker) if tracker is not None else ""
-        if part:
-            return f"{line} | cost: {part}"
-        model = self.resolved_model()[0]
-        return f"{line} | cost: not priced (no price configured for {model!r})"
-
-    def config_text(self) -> str:
-        from .scrub import KEY_ENV_VARS, mask
-
-        model, base_url = self.resolved_model()
-        lines = [f"model = {model}", f"base_url = {base_url}", f"mode = {self._mode_line()}"]
-        lines.append(f"workspace = {self.cwd}")
-        lines.append(f"max_turns = {self.max_turns}")
-        try:
-            options = self.config().generation_for(model)
-            shown = options.model_dump(exclude_none=True)
-            lines.append("model options = " + (json.dumps(shown) if shown else "(defaults)"))
-        except Exception:  # a broken config file is reported when a cell builds the agent
-            pass
-        from ..control.secrets import read_dotenv
-
-        # the provider also takes keys from the notebook folder's .env: say where one is set
-        dotenv = read_dotenv(Path.cwd() / ".env", KEY_ENV_VARS)
-        for name in KEY_ENV_VARS:
-            if not os.environ.get(name) and dotenv.get(name):
-                lines.append(f"{name} = {mask(dotenv[name])} in .env")
-            else:
-                lines.append(f"{name} = {mask(os.environ.get(name))}")
-        lines.append(f"CLAWNB_APPROVAL = {os.environ.get('CLAWNB_APPROVAL', '(not set)')}")
-        return scrub("\n".join(lines))
 
     def record_error(self, count: int | None, error: BaseException | None) -> None:
         if count is None or error is None:
@@ -439,6 +332,13 @@ class NotebookSession:
         self.errors[count] = scrub(_user_traceback(error))
         while len(self.errors) > 50:
             del self.errors[min(self.errors)]
+
+
+def _own(agent: object) -> TypeGuard[AgentSession]:
+    """Whether ``agent`` is clawnb's own session (not a learner's ``--agent``)."""
+    from ..session.assemble import AgentSession
+
+    return isinstance(agent, AgentSession)
 
 
 def _user_traceback(error: BaseException) -> str:
@@ -536,6 +436,7 @@ async def run_claw(
     *,
     view: TextView | WidgetView | None = None,
     raise_on_interrupt: bool = True,
+    plan: bool = False,
 ) -> None:
     """Run one ``%%claw`` cell (see the module docstring). Returns ``None`` so the cell has no
     ``Out[n]``. After an interrupt it raises :class:`ClawInterrupted`, after a failed turn
@@ -549,22 +450,11 @@ async def run_claw(
     if session.running:
         print("%%claw: another %%claw cell is still running in this kernel")
         return None
-    if options.new:
-        session.reset()
-    if options.model is not None:
-        session.model = options.model
-    if options.base_url is not None:
-        session.base_url = options.base_url
-    session.generation.update(options.generation)
-    mode_before = session.mode
-    if options.mode is not None:
-        session.mode = options.mode
-    if options.cwd is not None:
-        session.cwd = os.path.abspath(os.path.expanduser(options.cwd))
-    if options.max_turns is not None:
-        session.max_turns = options.max_turns
-    if options.agent is not None:
-        session.agent_spec = options.agent or None  # --agent "" goes back to clawnb's agent
+    session.apply(options)
+    if command_line(body) is not None:
+        # a cell whose body is "/status", "/plan fix the tests": the one command registry
+        await run_command(shell, body.strip(), options=options, prefix=_cell_prefix(shell))
+        return None
     if not body.strip():
         print("%%claw: the cell body is the prompt; it is empty (see %%claw --help)")
         return None
@@ -577,28 +467,18 @@ async def run_claw(
         print(f"%%claw: {exc}")  # nothing was sent; the history is unchanged
         return None
     view = view if view is not None else make_view(shell, quiet=options.quiet, ui=options.ui)
-    approver = Approver(
-        view,
-        how=options.approve,
-        always_allowed=session.always_allowed,
-        stdin_allowed=_stdin_allowed(shell),
-    )
+    approver = Approver(view, how=options.approve, stdin_allowed=_stdin_allowed(shell))
     session.running = True
     session.cells += 1
     heartbeat = asyncio.ensure_future(_heartbeat())
     interrupted = False
     failed = too_long = False
-    messages = session.messages
+    messages: list[Message] = []
     view.start()
 
     def on_event(event: AnyAgentEvent) -> None:
         view(event)
         if isinstance(event, AgentEvent.TurnEnd):
-            session.turns += 1
-            usage = event.turn.usage
-            if usage is not None:
-                session.input_tokens += usage.input_tokens
-                session.output_tokens += usage.output_tokens
             tracker = getattr(session.agent, "cost", None)  # not every Session prices turns
             if tracker is not None:
                 view.transcript.cost = _cost_part(tracker)
@@ -607,25 +487,39 @@ async def run_claw(
         # From here on only the clawnb.session.protocol.Session protocol is used (configure,
         # handlers, send), so any agent that follows it can be driven by this cell.
         agent = session.agent_session(options)
-        agent.configure(mode=session.resolved_mode(), max_turns=session.resolved_max_turns())
+        messages = agent.history
+        mode_before = session.mode
+        if options.mode is not None:
+            agent.configure(mode=options.mode)
+        agent.configure(max_turns=session.resolved_max_turns())
+        if _own(agent):
+            # from the first cell on the conversation is a session file (written ahead of
+            # every tool, so a kernel crash loses nothing), the undo checkpoints beside it
+            agent.persist({"front_end": "notebook"})
+            messages = agent.history
         label = f"cell {_cell_number(shell, session.cells)}"
         with (
             agent.handlers(approve=approver, ask=NotebookInputHandler(view, approver)),
-            session.checkpoints.turn(label),
+            agent.checkpoints.turn(label) if _own(agent) else contextlib.nullcontext(),
             _proposals(session, view, approver, shell, raise_on_interrupt),
         ):
             # the turn runs as a task of its own, so the status line's Stop can cancel it
             # exactly as the kernel's interrupt cancels the cell (same clean-up below)
             reviewer = PlanReviewer(view, approver)
-            turn = asyncio.ensure_future(agent.send(prompt, on_event, review=reviewer))
+            if plan:
+                sent = agent.run_plan(prompt, on_event, reviewer)  # type: ignore[attr-defined]
+            else:
+                sent = agent.send(prompt, on_event, review=reviewer)
+            turn = asyncio.ensure_future(sent)
             if hasattr(view, "on_stop"):
                 view.on_stop = turn.cancel
             try:
                 await turn
-                if reviewer.executed and session.mode == "plan":
+                if reviewer.executed and session.mode == "plan" and _own(agent):
                     # the plan was carried out: later cells work as before planning (a plan
                     # mode set by the project's configuration stays, it is not ours to end)
-                    session.mode = mode_before if mode_before != "plan" else None
+                    back = mode_before if mode_before not in (None, "plan") else None
+                    agent.configure(mode=back or agent.config.permissions.mode)
             except asyncio.CancelledError:
                 if not turn.done():
                     # the kernel interrupted the cell: the turn must finish its own clean-up
@@ -660,6 +554,114 @@ async def run_claw(
             )
         raise ClawFailed("the agent stopped on the error shown above; the history is kept")
     return None
+
+
+_COMMAND = re.compile(r"/([A-Za-z?][\w-]*)(?:\s|$)")
+
+
+def command_line(body: str) -> str | None:
+    """The command a ``%%claw`` body (or a claw-kernel cell) names — ``"/status"``,
+    ``"/plan fix the tests"`` — or ``None`` for a prompt, also one that starts with a path
+    (``"/etc/hosts: what is it?"``)."""
+    text = body.strip()
+    return text if _COMMAND.match(text) else None
+
+
+def _cell_prefix(shell: Any) -> str:
+    """How commands are typed here: ``/status`` in the claw kernel, ``%claw status`` in any
+    other kernel (where a ``%%claw`` body ``/status`` works too)."""
+    return "/" if frontend_of(shell) == "kernel" else "%claw "
+
+
+def frontend_of(shell: Any) -> str:
+    """``"kernel"`` in the claw kernel (every cell a prompt), else ``"notebook"``."""
+    return "kernel" if getattr(shell, "_clawnb_frontend", None) == "kernel" else "notebook"
+
+
+class CommandUsageError(UsageError):
+    """A command's mistake (an unknown name, a wrong argument), shown as IPython shows a
+    ``UsageError``: one line. A subclass, so IPython renders it through
+    ``_render_traceback_`` — ipykernel 7.4 fails to reply to an awaited cell (the claw
+    kernel's, ``%claw`` alone in a cell) whose first error is a plain ``UsageError``, which
+    is printed without passing through the kernel's traceback hook."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"UsageError: {self}"]
+
+
+class NotebookHost:
+    """The notebook as a :class:`~clawnb.session.commands.CommandHost`: what a command
+    says is printed in the cell that ran it; a turn it starts (``plan``) runs as a
+    ``%%claw`` cell does, cards and approvals included."""
+
+    def __init__(self, shell: Any, options: CellOptions | None = None, *, prefix: str) -> None:
+        self.shell = shell
+        self.frontend = frontend_of(shell)
+        self.prefix = prefix
+        self.options = options if options is not None else CellOptions()
+
+    def quit(self) -> None:
+        return None  # a kernel is not ended by a command (no "exit" is offered here)
+
+    async def run_turn(self, prompt: str, *, plan: bool = False) -> str | None:
+        cell = CellOptions(
+            approve=self.options.approve, quiet=self.options.quiet, ui=self.options.ui
+        )
+        await run_claw(self.shell, cell, prompt, plan=plan)
+        return None  # the cell showed it as it ran
+
+    def status_lines(self) -> list[str]:
+        return [f"approval policy without a frontend: {env_policy()[0]}"]
+
+    def config_lines(self) -> list[str]:
+        return [f"CLAWNB_APPROVAL = {os.environ.get('CLAWNB_APPROVAL', '(not set)')}"]
+
+
+def _errors(ctx: CommandContext) -> str:
+    """``%claw errors``: the failed cells this kernel remembers, for ``Err[n]``."""
+    errors = get_session(ctx.host.shell).errors if isinstance(ctx.host, NotebookHost) else {}
+    if not errors:
+        return "no cell has failed yet (Err[n] attaches cell n's error to a prompt)"
+    lines = [f"  Err[{n}]: {text.splitlines()[-1] if text else ''}" for n, text in errors.items()]
+    return "\n".join(["failed cells (Err[n] attaches one to a prompt):", *lines])
+
+
+COMMANDS.add(
+    Command(
+        "errors",
+        "the failed cells this kernel remembers, which Err[n] attaches",
+        _errors,
+        frontends=NOTEBOOK,
+        engine_only=False,
+    ),
+    replace=True,
+)
+
+
+async def run_command(
+    shell: Any, line: str, *, options: CellOptions | None = None, prefix: str | None = None
+) -> None:
+    """Run the command ``line`` names (``"status"``, ``"/mode plan"``) through the one
+    registry (:mod:`clawnb.session.commands`) and print what it says. The session is built
+    for it if there is none yet — without a key too (``%claw status`` before any key is
+    set); a usage mistake or an unknown name is one ``UsageError`` line."""
+    from ..errors import ClawError, CommandError
+    from ..session.commands import split_command
+
+    session = get_session(shell)
+    host = NotebookHost(shell, options, prefix=prefix or _cell_prefix(shell))
+    command = COMMANDS.find(split_command(line)[0])
+    try:
+        agent: Any = session.agent
+        if command is not None and command.engine_only and command.offered_in(host.frontend):
+            agent = session.agent_session(options, require_key=False)
+        text = await COMMANDS.dispatch(line, session=agent, host=host)
+    except CommandError as exc:
+        raise CommandUsageError(scrub(str(exc))) from None
+    except ClawError as exc:  # a broken config file, a session that will not resume
+        raise CommandUsageError(f"{type(exc).__name__}: {scrub(str(exc))}") from None
+    if text:
+        print(scrub(text))
 
 
 def _prompt_suffix(shell: Any, workspace: str) -> str:

@@ -666,6 +666,13 @@ class UnavailableProvider:
 
         raise ProviderConfigError(self.error)
 
+    async def stream_chat(
+        self, messages: list[Message], tools: list[Any], on_event: Any = None
+    ) -> Any:
+        # it streams, so the session is built with the streaming loop the model it is
+        # switched to (``/model``) will need
+        return await self.chat(messages, tools)
+
 
 def _skills(
     workspace: Path, config: Config, toolset: ToolSet, session: Callable[[], AgentSession]

@@ -37,6 +37,7 @@ __all__ = [
     "CommandContext",
     "CommandHost",
     "CommandRegistry",
+    "NOTEBOOK",
     "split_command",
 ]
 
@@ -274,6 +275,10 @@ def _is_engine(session: Any) -> bool:
 
 COMMANDS = CommandRegistry()
 """The registry every front end dispatches through (skills add their entries here)."""
+
+NOTEBOOK = frozenset({"notebook", "kernel"})
+"""The front ends of a kernel (``%claw``/``%%claw`` and the claw kernel): for commands about
+cells and the kernel, which mean nothing in the chat."""
 
 
 @COMMANDS.command(

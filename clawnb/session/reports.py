@@ -43,7 +43,7 @@ def status_text(session: AgentSession, extra: list[str] | None = None) -> str:
     base_url = getattr(session.provider, "api_base", "")
     lines = [
         f"model: {session.model}" + (f" @ {base_url}" if base_url else ""),
-        f"mode: {session.mode}",
+        f"mode: {mode_line(session)}",
         f"workspace: {session.workspace}",
         f"conversation: {count(len(session.history), 'message')}, {count(user_turns, 'prompt')}",
         f"always allowed: {allowed}",
@@ -53,6 +53,14 @@ def status_text(session: AgentSession, extra: list[str] | None = None) -> str:
         *(extra or []),
     ]
     return redact("\n".join(lines))
+
+
+def mode_line(session: AgentSession) -> str:
+    """``accept_edits``, or ``accept_edits (from the project's configuration)`` when no
+    option or command chose another one."""
+    configured = str(session.config.permissions.mode)
+    origin = " (from the project's configuration)" if session.mode == configured else ""
+    return f"{session.mode}{origin}"
 
 
 def session_line(session: AgentSession) -> str:

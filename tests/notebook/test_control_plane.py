@@ -94,7 +94,7 @@ def test_claw_mode_project_goes_back_to_the_configured_mode(shell, tmp_path: Pat
     shell.run_line_magic("claw", "mode bypass")
     shell.run_line_magic("claw", "mode project")
     out = capsys.readouterr().out
-    assert out.splitlines()[-1] == "mode: plan"
+    assert out.splitlines()[-1] == "mode: plan (from the project's configuration)"
 
 
 def test_a_subagents_call_gets_its_own_card_marked_as_nested() -> None:

@@ -175,9 +175,12 @@ def test_line_magics(shell, tmp_path: Path, capsys, monkeypatch) -> None:
     assert "nothing to undo" in capsys.readouterr().out
     shell.run_line_magic("claw", "reset")
     assert shell._clawnb_session.messages == []
-    with pytest.raises(Exception, match="unknown %claw command") as unknown:
+    # the registry's wording, as in the chat (with the notebook's prefix)
+    with pytest.raises(Exception, match="unknown command %claw frobnicate") as unknown:
         shell.run_line_magic("claw", "frobnicate")
-    assert "model NAME" in str(unknown.value) and "help" in str(unknown.value)
+    assert "%claw help lists them" in str(unknown.value)
+    with pytest.raises(Exception, match="did you mean %claw status"):
+        shell.run_line_magic("claw", "statsu")
 
 
 def test_undo_restores_edited_content(shell, tmp_path: Path, monkeypatch) -> None:
@@ -382,9 +385,11 @@ def test_a_key_from_dotenv_is_scrubbed_too(shell, tmp_path: Path) -> None:
     secret = "plain-local-gateway-secret-4711"
     (tmp_path / ".env").write_text(f"OPENROUTER_API_KEY={secret}\n")
     assert scrub(f"the key is {secret}") == f"the key is {secret}"  # not key-shaped
+    from clawnb.notebook.runner import CellOptions
+
     session = get_session(shell)
-    session.model, session.base_url = "some/model", "https://openrouter.ai/api/v1"
-    session.get_provider()
+    session.base_url = "https://openrouter.ai/api/v1"
+    session.agent_session(CellOptions(model="some/model"))  # the provider takes the key
     assert scrub(f"the key is {secret}") == "the key is ***"
 
 
