@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_BIND_OVER_CHARS",
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_STARTUP_TIMEOUT",
     "DEFAULT_TOOL_TIMEOUT",
@@ -51,6 +52,9 @@ DEFAULT_STARTUP_TIMEOUT = 10.0
 DEFAULT_TOOL_TIMEOUT = 60.0
 # ~25k tokens at ~4 characters a token: more than that crowds the conversation out.
 DEFAULT_MAX_RESULT_CHARS = 100_000
+# A structured result over this many characters of JSON is bound to a kernel variable where
+# a front end has a kernel (the notebook): the model reads a summary and the variable's name.
+DEFAULT_BIND_OVER_CHARS = 20_000
 # One JSON-RPC message from a stdio server. Far above anything a model can read (the result is
 # cut to max_result_chars anyway), low enough that a runaway server cannot fill memory.
 DEFAULT_MAX_MESSAGE_BYTES = 16_000_000
@@ -99,6 +103,8 @@ class McpServer(BaseModel):
     startup_timeout: float = Field(default=DEFAULT_STARTUP_TIMEOUT, gt=0, le=600)
     tool_timeout: float = Field(default=DEFAULT_TOOL_TIMEOUT, gt=0, le=86_400)
     max_result_chars: int = Field(default=DEFAULT_MAX_RESULT_CHARS, ge=1000)
+    # in a notebook, structured results longer than this become a kernel variable (0: never)
+    bind_over_chars: int = Field(default=DEFAULT_BIND_OVER_CHARS, ge=0)
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=64 * 1024)
     read_only: bool | tuple[str, ...] = False
     trust_annotations: bool = False

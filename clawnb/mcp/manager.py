@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     import mcp_types
 
     from ..control.sandbox import SandboxPolicy
-    from .tools import McpTool
+    from .replay import McpRecorder
+    from .tools import McpTool, ValueBinder
 
 __all__ = ["DEFER_SERVERS", "DEFER_TOOLS", "McpManager", "ServerStatus", "default_log_dir"]
 
@@ -256,6 +257,10 @@ class McpManager:
         self._host: _Host | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._closed = False
+        # set by the session, read by every wrapped tool (a child session's too): where the
+        # calls are recorded (--record) and where big structured results are bound (notebook)
+        self.recorder: McpRecorder | None = None
+        self.binder: ValueBinder | None = None
 
     # -- the loop ---------------------------------------------------------------------------
 

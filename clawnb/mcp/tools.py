@@ -25,20 +25,26 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..control.secrets import redact
 from ..tools.base import ToolError
-from ..types import JSON, ToolDefinition
+from ..types import JSON, ToolDefinition, compact_json
 from .connection import Connection, ServerTool
 from .results import McpImage, render_result
 
 if TYPE_CHECKING:
     from .config import McpServer
     from .manager import McpManager
-    from .replay import McpRecorder
 
-__all__ = ["MAX_DESCRIPTION_CHARS", "MAX_NAME_CHARS", "McpTool", "tool_name", "wrap_tools"]
+__all__ = [
+    "MAX_DESCRIPTION_CHARS",
+    "MAX_NAME_CHARS",
+    "McpTool",
+    "ValueBinder",
+    "tool_name",
+    "wrap_tools",
+]
 
 MAX_NAME_CHARS = 64
 # A description is the server's text in every request's tool list: long ones cost tokens on
@@ -48,6 +54,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 # How many calls' images a tool keeps for the cards that show them.
 _ATTACHMENTS_KEPT = 32
+
+
+@runtime_checkable
+class ValueBinder(Protocol):
+    """A tool of a front end with a live namespace (the notebook's ``inspect_variable``) that
+    can hold a value for the model to look at: ``bind_value("time_now", data)`` stores it
+    under a fresh name and returns that name."""
+
+    def bind_value(self, base: str, value: object) -> str: ...
 
 
 def _clean(part: str) -> str:
@@ -118,7 +133,6 @@ class McpTool:
         )
         self.deferred = deferred
         self.attachments: OrderedDict[str, tuple[McpImage, ...]] = OrderedDict()
-        self.recorder: McpRecorder | None = None  # --record: results go to the recording
 
     @property
     def concurrency_safe(self) -> bool:
@@ -163,6 +177,10 @@ class McpTool:
         except ToolError as exc:
             self._record(args, str(exc), is_error=True)
             raise
+        bound = self._bind(result)
+        if bound is not None:
+            self._record(args, bound, is_error=False)
+            return bound
         rendered = render_result(
             result,
             output_schema=self.server_tool.output_schema,
@@ -175,9 +193,30 @@ class McpTool:
             raise ToolError(rendered.text)
         return rendered.text
 
+    def _bind(self, result: Any) -> str | None:
+        """A structured result over ``bind_over_chars`` as a kernel variable: what the model
+        reads instead of the payload (its shape and the variable's name), or ``None``."""
+        structured = getattr(result, "structured_content", None)
+        limit = self.spec.bind_over_chars
+        binder = self.manager.binder
+        if binder is None or structured is None or not limit:
+            return None
+        if getattr(result, "is_error", False):
+            return None
+        body = compact_json(structured)
+        if len(body) <= limit:
+            return None
+        name = binder.bind_value(f"{self.mcp_server}_{self.mcp_tool}", structured)
+        return redact(
+            f"The structured result ({len(body):,} characters of JSON) is bound to the kernel "
+            f"variable `{name}`: {_shape(structured)}. Look into it with inspect_variable "
+            f"(e.g. {name}) or run_python instead of asking for the whole payload."
+        )
+
     def _record(self, args: dict[str, Any], text: str, *, is_error: bool) -> None:
-        if self.recorder is not None:
-            self.recorder.call(self.definition.name, args, text, is_error=is_error)
+        recorder = self.manager.recorder
+        if recorder is not None:
+            recorder.call(self.definition.name, args, text, is_error=is_error)
 
     def _attach(self, images: tuple[McpImage, ...]) -> None:
         from ..executor import current_call
@@ -190,6 +229,22 @@ class McpTool:
 
     def __repr__(self) -> str:
         return f"McpTool({self.definition.name!r})"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
+def _shape(value: Any) -> str:
+    """A structured value in a few words: a dict's keys, a list's length and item kind."""
+    if isinstance(value, dict):
+        keys = list(value)
+        shown = ", ".join(repr(k) for k in keys[:12]) + (", …" if len(keys) > 12 else "")
+        return f"a dict of {_count(len(keys), 'key')} ({shown})"
+    if isinstance(value, list):
+        kinds = sorted({type(v).__name__ for v in value[:100]})
+        return f"a list of {_count(len(value), 'item')} ({', '.join(kinds) or 'empty'})"
+    return f"a {type(value).__name__}"
 
 
 def wrap_tools(

@@ -176,6 +176,17 @@ class InspectVariableTool(_KernelTool):
         refuse_kernel_internals(name, value)
         return f"{name}\n" + hide_secret_values(describe_value(hide_secret_env(value)))
 
+    def bind_value(self, base: str, value: object) -> str:
+        """Put ``value`` (an MCP tool's big structured result) into the kernel under a fresh
+        name — ``mcp_<base>``, then ``mcp_<base>_2`` … — that the model and the person can
+        look into; never over an existing variable."""
+        stem = "mcp_" + "".join(c if c.isalnum() or c == "_" else "_" for c in base).lower()
+        name, n = stem, 2
+        while name in self.namespace:
+            name, n = f"{stem}_{n}", n + 1
+        self.namespace[name] = value
+        return name
+
 
 class RunPythonTool(_KernelTool):
     """Run code in the kernel namespace. ``always_ask``: the notebook gate asks even in

@@ -634,15 +634,17 @@ def _mcp_tools(
             names = ", ".join(t.definition.name for t in replayed)
             return None, [f"MCP: replaying the recorded calls of {names} (no server started)"]
     manager, notices = _start_mcp(workspace, sandbox, toolset)
-    if manager is not None and record is not None:
-        from ..mcp.replay import McpRecorder
-        from ..mcp.tools import McpTool
+    if manager is None:
+        return None, notices
+    from ..mcp.tools import McpTool, ValueBinder
 
-        recorder = McpRecorder(record)
-        wrapped = [t for t in toolset if isinstance(t, McpTool)]
-        recorder.tools(wrapped)
-        for mcp_tool in wrapped:
-            mcp_tool.recorder = recorder
+    # a front end with a live namespace (the notebook) holds big structured results
+    manager.binder = next((t for t in toolset if isinstance(t, ValueBinder)), None)
+    if record is not None:
+        from ..mcp.replay import McpRecorder
+
+        manager.recorder = McpRecorder(record)
+        manager.recorder.tools([t for t in toolset if isinstance(t, McpTool)])
     return manager, notices
 
 

@@ -114,7 +114,7 @@ async def test_a_server_that_crashes_mid_call_is_an_error_and_the_others_go_on(t
             ToolError, match="is not running .* restart it with `%claw mcp restart crashy`"
         ):
             await tool(m, "mcp__crashy__echo").call({"text": "?"})
-        assert await m.restart("crashy") == "crashy: connected, 11 tools (faults 1.0)"
+        assert await m.restart("crashy") == "crashy: connected, 12 tools (faults 1.0)"
         assert await tool(m, "mcp__crashy__echo").call({"text": "back"}) == "back"
 
 

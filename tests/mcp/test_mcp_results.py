@@ -160,3 +160,41 @@ def test_prompts_and_resources_render_for_the_command_registry(monkeypatch):
         contents=[mcp_types.TextResourceContents(uri="memo://n", text="the notes")]
     )
     assert render_resource(resource).text == "[resource memo://n]\nthe notes"
+
+
+class _Namespace:
+    """A front end's live namespace, as the notebook's inspect_variable offers it."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, object] = {}
+
+    def bind_value(self, base: str, value: object) -> str:
+        name = f"mcp_{base}_{len(self.values) + 1}"
+        self.values[name] = value
+        return name
+
+
+async def test_a_big_structured_result_is_bound_where_a_namespace_is_and_bind_over_chars_0_never(
+    tmp_path,
+):
+    from clawnb.mcp.tools import ValueBinder
+    from tests.mcp.helpers import faults, running
+
+    namespace = _Namespace()
+    assert isinstance(namespace, ValueBinder)
+    servers = (faults(tmp_path, "big"), faults(tmp_path, "never", bind_over_chars=0))
+    async with running(*servers, log_dir=tmp_path / "logs") as m:
+        tools = {t.definition.name: t for t in m.tools()}
+        small = await tools["mcp__big__rows"].call({"n": 3})  # without a namespace: as JSON
+        m.binder = namespace
+        bound = await tools["mcp__big__rows"].call({"n": 2000})
+        kept = await tools["mcp__never__rows"].call({"n": 2000})
+        tiny = await tools["mcp__big__rows"].call({"n": 3})
+    assert (
+        small == tiny == '{"rows":[{"id":0,"name":"row 0"},{"id":1,"name":"row 1"},'
+        '{"id":2,"name":"row 2"}]}'
+    )
+    assert "bound to the kernel variable `mcp_big_rows_1`" in bound
+    assert len(namespace.values["mcp_big_rows_1"]["rows"]) == 2000
+    assert kept.startswith('{"rows":[') and "row 1999" in kept  # 0: never bound
+    assert list(namespace.values) == ["mcp_big_rows_1"]

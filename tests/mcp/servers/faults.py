@@ -13,6 +13,7 @@ folder), so a test can check what really happened on the server's side:
 * ``structured`` / ``mismatch`` — structured content that matches / does not match the
   declared output schema;
 * ``fails`` — an ``isError`` result;
+* ``rows(n)`` — structured content: ``{"rows": [{"id": i, "name": …}, …]}``, ``n`` rows;
 * ``mixed`` — audio, a resource link and embedded text and binary resources;
 * prompts: ``review(topic)``; resources: ``memo://notes``;
 * ``children`` — starts two ``sleep`` processes (in the server's process group) and writes
@@ -22,6 +23,7 @@ folder), so a test can check what really happened on the server's side:
 from __future__ import annotations
 
 import base64
+import json
 import os
 import struct
 import subprocess
@@ -71,6 +73,11 @@ TOOLS = [
         output_schema=_COUNT_SCHEMA,
     ),
     types.Tool(name="fails", description="Report an error.", input_schema=_NONE),
+    types.Tool(
+        name="rows",
+        description="A table as structured content.",
+        input_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
+    ),
     types.Tool(name="mixed", description="Every other kind of content.", input_schema=_NONE),
     types.Tool(name="children", description="Start child processes.", input_schema=_NONE),
 ]
@@ -133,6 +140,11 @@ async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolR
         return types.CallToolResult(
             content=[text("the count is unknown today")],
             structured_content={"n": "many"},
+        )
+    if name == "rows":
+        rows = [{"id": i, "name": f"row {i}"} for i in range(int(args.get("n", 3)))]
+        return types.CallToolResult(
+            content=[text(json.dumps({"rows": rows}))], structured_content={"rows": rows}
         )
     if name == "fails":
         return types.CallToolResult(content=[text("disk full")], is_error=True)
