@@ -87,7 +87,10 @@ class ProviderHTTPError(ProviderError):
     """The server answered with an HTTP error status.
 
     ``message`` is the server's own explanation (``error.message`` of the JSON body, or the
-    start of the body); ``code`` its error code, a number or a string, when it sent one.
+    start of the body); ``code`` its error code, a number or a string, when it sent one;
+    ``hint`` what the person can do about it (the provider words it, see
+    :mod:`clawnb.providers.openai`), after a dash on the same line, so every front end shows
+    the same one line: ``str(error)``.
     """
 
     def __init__(
@@ -97,21 +100,25 @@ class ProviderHTTPError(ProviderError):
         code: str | int | None = None,
         retry_after: float | None = None,
         endpoint: str | None = None,
+        hint: str | None = None,
     ) -> None:
         detail = f"HTTP {status}: {message}" if message else f"HTTP {status}"
         if code is not None and str(code) != str(status):
             detail += f" (code {code})"
         if endpoint:
             detail += f" [POST {endpoint}]"
+        if hint:
+            detail += f" — {hint}"
         super().__init__(detail)
         self.status = status
         self.message = message
         self.code = code
         self.retry_after = retry_after
         self.endpoint = endpoint
+        self.hint = hint
 
     def __reduce__(self) -> tuple[Any, ...]:  # keep the fields when pickled (e.g. across processes)
-        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint)
+        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint, self.hint)
         return (type(self), fields)
 
 
@@ -133,7 +140,7 @@ class ContextOverflowError(BadRequestError):
         self.context_window = context_window
 
     def __reduce__(self) -> tuple[Any, ...]:
-        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint)
+        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint, self.hint)
         return (_rebuild_overflow, (fields, self.context_window))
 
 

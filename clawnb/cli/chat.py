@@ -508,8 +508,7 @@ class ChatApp:
 
     def _start(self) -> int:
         from ..errors import ClawError
-        from ..providers.profiles import is_local_url
-        from ..session.assemble import build_agent, is_offline_model
+        from ..session.assemble import UnavailableProvider, build_agent, is_offline_model
         from ..session.log import SessionLog
 
         args = self.args
@@ -539,15 +538,8 @@ class ChatApp:
             self.say(
                 "(scripted model: its replies are replayed from a file; the tools run for real)"
             )
-        elif (
-            hasattr(s.provider, "has_key")
-            and not s.provider.has_key
-            and not is_local_url(getattr(s.provider, "api_base", ""))
-        ):
-            self.say(
-                "warning: no API key found (set CLAWNB_API_KEY, OPENROUTER_API_KEY or "
-                "OPENAI_API_KEY); local servers may not need one"
-            )
+        elif isinstance(s.provider, UnavailableProvider):  # no key: every message is refused
+            self.say(f"warning: {s.provider.error}")
         if args.resume:
             self.say(f"(resumed {s.session_id}: {len(s.history)} messages)")
         elif isinstance(s.history, SessionLog):
@@ -644,7 +636,7 @@ class _OwnAgent:
 
 def _error_hint(exc: Exception) -> str | None:
     """What the person can do about a provider error the chat shows."""
-    from ..errors import AuthenticationError, BadRequestError, ContextOverflowError
+    from ..errors import BadRequestError, ContextOverflowError
 
     if isinstance(exc, ContextOverflowError):
         if exc.prompt_kept:
@@ -656,11 +648,6 @@ def _error_hint(exc: Exception) -> str | None:
             "(that message is too long for the model's context window even after compacting "
             "the conversation, so it was not kept: shorten it, or give the server a larger "
             "context)"
-        )
-    if isinstance(exc, AuthenticationError):
-        return (
-            "(the server refused the API key: set CLAWNB_API_KEY, or OPENROUTER_API_KEY "
-            "for openrouter.ai, or OPENAI_API_KEY for other hosts)"
         )
     if isinstance(exc, BadRequestError):
         text = f"{getattr(exc, 'code', '')} {getattr(exc, 'message', '')} {exc}".lower()

@@ -102,7 +102,9 @@ __all__ = [
     "context_window_of",
     "convert_tools",
     "is_context_overflow",
+    "no_key_message",
     "parse_completion",
+    "unreachable_message",
     "wire_messages",
 ]
 
@@ -270,6 +272,29 @@ def _api_root(url: str) -> str:
     if url.endswith("/chat/completions"):
         url = url[: -len("/chat/completions")]
     return url
+
+
+# The words of the failures a new user meets first, one line each, shown as they are by the
+# chat, a %%claw cell and the Python API (tests/providers/test_failure_wording.py runs the same
+# failures through all three).
+_GENERIC_CONNECT = ("all connection attempts failed", "connection refused", "connecterror")
+
+
+def no_key_message(base_url: str) -> str:
+    """No key for a server that needs one: which variables to set (the front ends add how to
+    run offline)."""
+    names = " or ".join(key_variables(base_url))
+    where = _host(base_url) or "the server"
+    return f"no API key found for {where}: set {names} (environment or .env)"
+
+
+def unreachable_message(url: str, detail: str = "") -> str:
+    """Nothing answered at ``url`` (with its port): whether it runs, and where the URL comes
+    from. ``detail`` (httpx's words) is added only when it says more than "refused"."""
+    line = f"could not reach {url} — is the server running? check --base-url / CLAWNB_BASE_URL"
+    if detail and not any(word in detail.lower() for word in _GENERIC_CONNECT):
+        line += f" ({detail})"
+    return line
 
 
 def _public_url(url: str) -> str:
@@ -491,6 +516,7 @@ class OpenAICompatProvider:
         self.model = model
         self.api_base = _api_root(base_url or self.default_base_url)
         self._key_from_env = api_key is None
+        self._key_given = api_key is not None  # by the Python caller (from_env's is not)
         self.__key = _secret(api_key if api_key is not None else env_key(self.api_base))
         if self.needs_key and self.__key is None:
             names = " or ".join(key_variables(self.api_base))
@@ -544,9 +570,10 @@ class OpenAICompatProvider:
         base_url = options.get("base_url") or cls.default_base_url
         key = env_key(base_url, dotenv=True)
         if key is None:
-            names = " or ".join(key_variables(base_url))
-            raise ProviderConfigError(f"no API key found: set {names} (environment or .env)")
-        return cls(model, key, **options)
+            raise ProviderConfigError(no_key_message(base_url))
+        provider = cls(model, key, **options)
+        provider._key_given = False
+        return provider
 
     def base_url(self, url: str) -> Self:
         """Point the provider at another API root (builder style, returns the provider)."""
@@ -632,13 +659,12 @@ class OpenAICompatProvider:
         if not message:
             message = response.reason_phrase or "error"
         message = self._redact(message)
-        if response.status_code in (401, 403) and self.__key is None:
-            names = " or ".join(key_variables(self.api_base))
-            message += f" (no API key is configured: set {names}, or pass api_key=...)"
+        retry_after = _retry_after(response.headers)
         fields: dict[str, Any] = {
-            "retry_after": _retry_after(response.headers),
+            "retry_after": retry_after,
             # a 404 is usually a wrong base URL or model name: say where we asked
             "endpoint": _public_url(self.endpoint) if response.status_code == 404 else None,
+            "hint": self._http_hint(response.status_code, retry_after),
         }
         if is_context_overflow(response.status_code, message, code):
             return ContextOverflowError(
@@ -649,6 +675,29 @@ class OpenAICompatProvider:
                 **fields,
             )
         return _error_class(response.status_code)(response.status_code, message, code, **fields)
+
+    def _http_hint(self, status: int, retry_after: float | None) -> str | None:
+        """What the person can do about an error status, in the words every front end shows
+        (the chat, a ``%%claw`` cell and the Python API print ``str(error)``): the variables to
+        set, never a Python argument, unless the key came as one."""
+        names = " or ".join(key_variables(self.api_base))
+        if status in (401, 403):
+            if self.__key is None:
+                return f"no API key is set for {_host(self.api_base) or 'this server'}: set {names}"
+            if self._key_given:
+                return "the server refused the key given as api_key="
+            if status == 403:
+                return f"the key is not allowed to do this (check {names} and the model)"
+            return f"the server refused the API key: check {names}"
+        if status == 404:
+            return (
+                f"is the model name {self.model!r} right? check --model / CLAWNB_MODEL "
+                "and --base-url / CLAWNB_BASE_URL"
+            )
+        if status == 429:
+            wait = f"; it asked to wait {retry_after:.0f} s" if retry_after else ""
+            return f"rate limited: wait a little and send again{wait}"
+        return None
 
     def _transport_error(self, exc: Exception, progress: _Progress) -> ProviderError:
         """An httpx failure in words that say how far the request got."""
@@ -667,7 +716,7 @@ class OpenAICompatProvider:
                 f"the stream from {host} broke off before any data: {detail}"
             )
         if isinstance(exc, httpx.ConnectError):
-            return ProviderConnectionError(f"could not reach {host}: {detail}")
+            return ProviderConnectionError(unreachable_message(_public_url(self.api_base), detail))
         # Connected and sent the request, but the server closed before answering (it crashed,
         # or a proxy in between gave up).
         return ProviderConnectionError(f"{host} closed the connection without answering: {detail}")

@@ -38,7 +38,7 @@ from ..context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, esti
 from ..control.checkpoints import Checkpoints
 from ..control.imports import distrust
 from ..control.secrets import redact, watch_dotenv
-from ..errors import ContextOverflowError
+from ..errors import ContextOverflowError, ProviderConfigError
 from ..events import AgentEvent, AgentEventCallback, AnyAgentEvent, ApprovalCallback, emit
 from ..executor import Gate, ResultLimit
 from ..permissions import PermissionMode
@@ -830,7 +830,10 @@ def build_agent(
         config = ConfigLoader.load(project_dir=ws)
     model_name = model or config.model
     if provider is None:
-        provider = make_provider(model_name, config)
+        try:  # a remote model without a key: refused before anything is sent, in every front end
+            provider = make_provider(model_name, config, require_key=True)
+        except ProviderConfigError as exc:
+            provider = UnavailableProvider(model_name, str(exc))
     offline = is_offline_model(model_name)
     summarizer: AnyProvider | None = ExtractiveSummarizer() if offline else None
     if record is not None:

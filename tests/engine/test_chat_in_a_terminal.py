@@ -544,8 +544,8 @@ def test_auth_and_context_errors_say_what_to_do(tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert (
-        "error: HTTP 401: No auth credentials found\n(the server refused the API key: set "
-        "CLAWNB_API_KEY" in out
+        "error: HTTP 401: No auth credentials found — the server refused the API key: check "
+        "CLAWNB_API_KEY or OPENAI_API_KEY\n" in out
     )
     assert (
         "maximum context length is 8192 tokens (code context_length_exceeded)\n"

@@ -181,5 +181,5 @@ async def test_a_closed_port_is_could_not_reach():
     with FakeServer() as server:
         url = server.url
     provider = OpenAICompatProvider("m", base_url=url, max_retries=0)
-    with pytest.raises(ProviderConnectionError, match="could not reach 127.0.0.1"):
+    with pytest.raises(ProviderConnectionError, match="could not reach http://127.0.0.1:"):
         await provider.stream_chat([Message.User("x")], [])
