@@ -106,6 +106,9 @@ STYLE = (
     # on a waiting card's highlight the secondary grey falls under 4.5:1 (axe, light theme)
     ".clawnb-s-waiting .clawnb-muted{color:var(--jp-content-font-color1,inherit)}"
     ".clawnb-change{font-weight:600}"
+    ".clawnb-error{border:1px solid var(--jp-error-color1,#d32f2f);border-left-width:4px;"
+    "border-radius:4px;padding:4px 8px;margin:3px 0;white-space:pre-wrap;"
+    "background:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 10%,transparent)}"
     ".clawnb-bar{flex-wrap:wrap;gap:4px;margin:4px 0}"
     # the beacon's offer of browser notifications: wraps rather than truncates when narrow
     ".clawnb-notify.jupyter-button{width:auto;max-width:100%;height:auto;white-space:normal;"
@@ -260,6 +263,16 @@ def card_body_html(card: Card) -> str:
     return "".join(parts)
 
 
+def is_error_note(text: str) -> bool:
+    return text.startswith("error:")
+
+
+def error_html(text: str) -> str:
+    """Why the turn stopped, as the cell's error block: the theme's error colour on the
+    border, the theme's text colour on the words (readable in every theme), not grey italics."""
+    return f"<div class='clawnb-error' role='alert'>{one_line(html.escape(scrub(text)))}</div>"
+
+
 def diff_html(diff: str) -> str:
     rows = []
     for line in scrub(diff).splitlines():
@@ -287,10 +300,14 @@ def transcript_markdown(transcript: Transcript) -> str:
                 "<details class='clawnb-reasoning'><summary class='clawnb-muted'>reasoning"
                 f"</summary><pre class='clawnb-result'>{body}</pre></details>"
             )
+        elif block.kind == "note" and is_error_note(block.text):
+            out.append(error_html(block.text))
         elif block.kind == "note":
             out.append(f"*{sanitize_markdown(block.text)}*")
         elif block.card is not None:
             out.append(card_html(block.card))
-    out.append(f"<sub class='clawnb-muted'>{html.escape(transcript.footer())}</sub>")
+    if transcript.turns or transcript.in_turn or transcript.input_tokens:
+        # a cell that failed before the model answered has nothing to count: no "0 turns"
+        out.append(f"<sub class='clawnb-muted'>{html.escape(transcript.footer())}</sub>")
     # the stylesheet once, first: every class above takes its colours from the theme
     return scrub(STYLE + "\n\n" + "\n\n".join(out))

@@ -123,5 +123,6 @@ def transcript_plain(transcript: Transcript) -> str:
             out.append(block.text)
         elif block.card is not None:
             out.append(card_plain(block.card))
-    out.append(f"[{transcript.footer()}]")
+    if transcript.turns or transcript.in_turn or transcript.input_tokens:
+        out.append(f"[{transcript.footer()}]")  # nothing to count when no turn came back
     return scrub("\n".join(out))

@@ -25,6 +25,8 @@ from .html import (
     card_head_html,
     card_head_inner,
     card_html,
+    error_html,
+    is_error_note,
     pre,
     transcript_markdown,
 )
@@ -464,6 +466,8 @@ class WidgetView(View):
         if block.kind == "reasoning":
             text = block.text if block.closed else shown_while_streaming(block.text)
             return pre(text, "clawnb-muted")
+        if block.kind == "note" and is_error_note(block.text):
+            return error_html(block.text)
         if block.kind == "note":
             return f"<i>{html.escape(scrub(block.text))}</i>"
         assert block.card is not None

@@ -89,3 +89,18 @@ async def test_the_notify_offer_is_on_the_status_line_once_per_cell(rendered_vie
     assert view.status_bar.children[:2] == (view.footer, view.stop)
     assert all("Notify" not in shown_html(b.widget) for b in view.transcript.blocks if b.widget)
     view.finish()
+
+
+def test_a_failed_turn_shows_its_line_as_the_error_block_without_a_0_turns_footer() -> None:
+    view, _ = make_view()
+    line = "could not reach http://127.0.0.1:9/v1 — is the server running? check --base-url"
+    view(AgentEvent.Error(line))
+    block = view.transcript.blocks[-1]
+    view._flush()
+    assert "clawnb-error" in shown_html(block.widget) and "<i>" not in shown_html(block.widget)
+    view.finish()
+    saved = transcript_markdown(view.transcript)
+    assert f"<div class='clawnb-error' role='alert'>error: {line}</div>" in saved
+    assert "0 turns" not in saved
+    assert "0 turns" not in transcript_plain(view.transcript)
+    assert f"error: {line}" in transcript_plain(view.transcript)

@@ -205,4 +205,8 @@ def test_a_claw_cell_says_the_line(case: Case, tmp_path: Path) -> None:
         kernel.close()
     assert run.status == "error"  # the cell fails, so Run All stops there
     assert case.line in run.text, run.text
+    saved = "".join(o.get("data", {}).get("text/markdown", "") for o in run.outputs)
+    if case.name != "no key":  # a turn started: its line is the error block, not grey italics
+        assert "<div class='clawnb-error' role='alert'>error: " in saved, saved
+        assert "0 turns" not in saved
     assert KEY not in run.text
