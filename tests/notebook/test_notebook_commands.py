@@ -90,3 +90,33 @@ def test_which_bodies_are_commands(cell: str, kind: str) -> None:
     from clawnb.notebook.runner import command_line
 
     assert (command_line(cell) is not None) == (kind == "command")
+
+
+def test_plan_as_a_command_plans_in_the_cell_and_the_mode_stays(
+    shell, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from tests.notebook.test_magic import PLAN_SCRIPT
+
+    (tmp_path / "a.txt").write_text("A")
+    write_script(tmp_path / "s.jsonl", PLAN_SCRIPT)
+    monkeypatch.setenv("CLAWNB_APPROVAL", "allow")
+    assert shell.run_cell("%%claw --model scripted:s.jsonl\n/plan write b.txt").success
+    out = capsys.readouterr().out
+    assert "Plan: 1. write b.txt" in out and "plan executed" in out and "Executed." in out
+    assert (tmp_path / "b.txt").read_text() == "B"
+    assert shell._clawnb_session.mode == "default"  # /plan plans once; the mode is unchanged
+
+
+def test_a_claw_line_alone_in_a_cell_can_wait_for_the_model(
+    shell, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from tests.notebook.test_magic import PLAN_SCRIPT
+
+    (tmp_path / "a.txt").write_text("A")
+    write_script(tmp_path / "s.jsonl", PLAN_SCRIPT)
+    monkeypatch.setenv("CLAWNB_APPROVAL", "deny")
+    assert shell.run_cell("%claw model scripted:s.jsonl").success
+    assert shell.run_cell("%claw plan write b.txt").success  # awaited: the planner runs
+    out = capsys.readouterr().out
+    assert "Plan: 1. write b.txt" in out and "plan not executed" in out
+    assert not (tmp_path / "b.txt").exists()
