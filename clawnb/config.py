@@ -11,10 +11,13 @@ Where settings come from, lowest precedence first:
    the environment: they belong in files someone wrote on purpose.
 
 Each file is parsed into a :class:`ConfigOverlay`, whose fields are all optional. Merging has
-one rule: **a field the file sets replaces the value below it** — also when it is set to the
-default or to an empty list (``protected_patterns = []`` really clears the list). "Set" means
-"present in the file", which pydantic records in ``model_fields_set``; the value is never
-compared with the default to guess.
+two rules. **The safety lists add up** (:data:`ADDITIVE_LISTS`: protected patterns, blocked
+commands, allow/ask/deny rules, hooks): every layer's entries apply, in layer order, without
+duplicates, and where each came from is kept (:meth:`Config.rule_entries`, ``/rules``); only
+the user file may take something away, by name (``blocked_commands_replace``,
+``[permissions] override_project_deny``). **Any other field the file sets replaces the value
+below it** — also when it is set to the default. "Set" means "present in the file", which
+pydantic records in ``model_fields_set``; the value is never compared with the default.
 
 A broken file is an error, not a silent fallback: invalid TOML, an unknown key or a wrong type
 raise :class:`~clawnb.errors.ConfigError` naming the file, the key and the problem. A missing
@@ -32,6 +35,7 @@ import re
 import tomllib
 import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -50,6 +54,7 @@ from .control.modes import PermissionMode
 from .control.trust import TrustStore, project_config_path, user_config_dir
 from .errors import ConfigError
 from .instructions import DEFAULT_INSTRUCTION_FILES
+from .safety import RECOMMENDED_BLOCKED_COMMANDS
 
 __all__ = [
     "DEFAULT_BLOCKED_COMMANDS",
@@ -68,6 +73,8 @@ __all__ = [
     "ModelPricing",
     "PermissionMode",
     "PermissionsConfig",
+    "RuleEntry",
+    "RuleOrigin",
     "ShellHookConfig",
     "options_overlay",
     "parse_tool_choice",
@@ -160,6 +167,9 @@ class PermissionsConfig(_Strict):
     allow: list[Rule] = Field(default_factory=list)
     ask: list[Rule] = Field(default_factory=list)
     deny: list[Rule] = Field(default_factory=list)
+    # The user file's way to take back a project's deny rule, by its exact text: the one
+    # exception to "a deny at any layer holds" (shown by /rules; refused in a project file).
+    override_project_deny: list[Rule] = Field(default_factory=list)
 
 
 class SandboxConfig(_Strict):
@@ -253,7 +263,10 @@ class Config(_Strict):
     max_turns: int = Field(default=50, ge=0)
     allowed_directory: str | None = None
     protected_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS))
-    blocked_commands: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_COMMANDS))
+    # the recommended list (clawnb.safety), not the book's four: with no sandbox it is what
+    # stops mkfs or a fork bomb; layers add to it, the user file may replace it
+    blocked_commands: list[str] = Field(default_factory=lambda: list(RECOMMENDED_BLOCKED_COMMANDS))
+    blocked_commands_replace: bool = False
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)
     # [mcp_servers.NAME] tables or the book's [[mcp_servers]] array; each entry is checked
     # by clawnb.mcp.config when the session starts its servers (one line per bad entry)
@@ -275,6 +288,10 @@ class Config(_Strict):
 
     # Set by ConfigLoader.load when an untrusted project file was cut down (not a TOML key).
     _trust_notice: str | None = PrivateAttr(default=None)
+    # Where each entry of the lists that add up came from (list → entry key → layers); an
+    # entry without a record is built in. And the project deny rules the user file overrode.
+    _origins: dict[str, dict[str, tuple[RuleOrigin, ...]]] = PrivateAttr(default_factory=dict)
+    _overridden: list[RuleEntry] = PrivateAttr(default_factory=list)
 
     @property
     def trust_notice(self) -> str | None:
@@ -287,13 +304,30 @@ class Config(_Strict):
         return _validate(cls, _parse_toml(text, source), source)
 
     def merge(self, overlay: ConfigOverlay) -> Config:
-        """A copy with every field ``overlay`` sets replacing this config's value.
+        """A copy with ``overlay``'s layer on top.
 
-        Tables merge key by key (``[permissions] deny = [...]`` in one file and
-        ``[permissions] mode = "plan"`` in another both apply); ``[pricing]`` merges per model;
-        every other value — lists included — is replaced whole.
+        The safety lists **add up** (:data:`ADDITIVE_LISTS`: ``protected_patterns``,
+        ``blocked_commands``, ``[permissions]`` ``allow``/``ask``/``deny`` and every
+        ``[[hooks.*]]`` list): the layer's entries are appended after those below, in order,
+        without duplicates, and where each came from is recorded (:meth:`rule_entries`).
+        ``blocked_commands_replace = true`` drops the built-in blocklist first; a user
+        layer's ``[permissions] override_project_deny`` removes those project deny rules.
+        Everything else the layer sets replaces the value below it; tables merge key by key
+        and ``[pricing]`` per model.
         """
-        return _merge_model(self, overlay)
+        return _merge_layer(self, overlay)
+
+    def rule_entries(self) -> list[RuleEntry]:
+        """Every entry of the lists that add up, in effect or overridden, with where it came
+        from — what ``/rules`` and ``%claw rules`` show. In list order: deny, ask, allow,
+        protected patterns, blocked commands, hooks; overridden deny rules last."""
+        entries: list[RuleEntry] = []
+        for name in _additive_names(self):
+            for entry in _get_path(self, name):
+                key = _entry_key(entry)
+                origins = self._origins.get(name, {}).get(key, ())
+                entries.append(RuleEntry(name, _entry_text(entry), tuple(str(o) for o in origins)))
+        return entries + list(self._overridden)
 
     def pricing_for(self, model: str | None = None) -> ModelPricing | None:
         """Price of ``model`` (default: this config's model): an exact key, else the longest
@@ -348,6 +382,7 @@ class ConfigOverlay(_Strict):
     allowed_directory: str | None = None
     protected_patterns: list[str] | None = None
     blocked_commands: list[str] | None = None
+    blocked_commands_replace: bool | None = None
     permissions: PermissionsConfig | None = None
     mcp_servers: Annotated[list[McpServerConfig] | None, BeforeValidator(_server_tables)] = None
     hooks: HooksConfig | None = None
@@ -361,9 +396,164 @@ class ConfigOverlay(_Strict):
 
     _model_table = model_validator(mode="before")(_model_table)
 
+    # Which layer this is (project, user, env, options …) and its file: recorded by
+    # Config.merge for every entry of the lists that add up.
+    _origin: RuleOrigin | None = PrivateAttr(default=None)
+
     @classmethod
     def from_toml(cls, text: str, source: str = "<string>") -> ConfigOverlay:
-        return _validate(cls, _parse_toml(text, source), source)
+        overlay = _validate(cls, _parse_toml(text, source), source)
+        overlay._origin = RuleOrigin("file", source)
+        return overlay
+
+    def as_layer(self, layer: str, where: str | None = None) -> ConfigOverlay:
+        """This overlay, named as ``layer`` (``"project"``, ``"user"``, ``"env"``,
+        ``"options"``) from ``where`` (its file, or the front end that made it)."""
+        if where is None and self._origin is not None:
+            where = self._origin.where
+        self._origin = RuleOrigin(layer, where)
+        return self
+
+
+@dataclass(frozen=True)
+class RuleOrigin:
+    """The layer a rule came from: ``project /repo/.claw/config.toml``, ``user …``, ``env``."""
+
+    layer: str
+    where: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.layer} {self.where}" if self.where else self.layer
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    """One entry of a list that adds up, as ``/rules`` shows it: the list
+    (``permissions.deny``, ``protected_patterns``, ``blocked_commands``, ``hooks.pre_tool``),
+    the entry, the layers that set it (empty: built in) and, for a project deny rule the user
+    file took back, the override that did (then it is not in effect)."""
+
+    list: str
+    text: str
+    origins: tuple[str, ...] = ()
+    overridden_by: str | None = None
+
+
+ADDITIVE_LISTS = (
+    "permissions.deny",
+    "permissions.ask",
+    "permissions.allow",
+    "protected_patterns",
+    "blocked_commands",
+    "hooks",
+)
+"""The lists every layer adds to (``hooks`` stands for each of its lists)."""
+
+
+def _additive_names(model: BaseModel) -> list[str]:
+    names: list[str] = []
+    for name in ADDITIVE_LISTS:
+        if name != "hooks":
+            names.append(name)
+            continue
+        hooks = getattr(model, "hooks", None)
+        if isinstance(hooks, BaseModel):
+            names += [
+                f"hooks.{field}"
+                for field in type(hooks).model_fields
+                if isinstance(getattr(hooks, field), list)
+            ]
+    return names
+
+
+def _get_path(model: Any, name: str) -> Any:
+    for part in name.split("."):
+        if model is None:
+            return None
+        model = getattr(model, part, None)
+    return model
+
+
+def _entry_key(entry: Any) -> str:
+    return entry.model_dump_json() if isinstance(entry, BaseModel) else str(entry)
+
+
+def _entry_text(entry: Any) -> str:
+    if isinstance(entry, BaseModel):
+        data = entry.model_dump(exclude_defaults=True)
+        command = data.pop("command", None)
+        rest = " ".join(f"{k}={v!r}" for k, v in data.items())
+        return " ".join(str(p) for p in (command, rest) if p)
+    return str(entry)
+
+
+def _merge_layer(base: Config, overlay: ConfigOverlay) -> Config:
+    """:meth:`Config.merge`: the plain merge, then the lists that add up (see there)."""
+    merged = _merge_model(base, overlay)
+    origin = overlay._origin or RuleOrigin("options")
+    origins = {name: dict(table) for name, table in base._origins.items()}
+    overridden = list(base._overridden)
+    replace = "blocked_commands_replace" in overlay.model_fields_set and bool(
+        overlay.blocked_commands_replace
+    )
+    for name in _additive_names(merged):
+        below = list(_get_path(base, name) or [])
+        table = origins.get(name, {})
+        if name == "blocked_commands" and replace:
+            # the built-in list goes; what a layer listed (a project's additions) stays
+            below = [e for e in below if table.get(_entry_key(e))]
+        added = _get_path(overlay, name)
+        if added is None or not _is_set(overlay, name):
+            added = []
+        combined = list(below)
+        for entry in added:
+            if entry not in combined:
+                combined.append(entry)
+            key = _entry_key(entry)
+            if origin not in table.get(key, ()):
+                table[key] = (*table.get(key, ()), origin)
+        if table:
+            origins[name] = table
+        _set_path(merged, name, combined)
+    permissions = overlay.permissions
+    if (
+        origin.layer == "user"
+        and permissions is not None
+        and "override_project_deny" in permissions.model_fields_set
+    ):
+        deny = list(merged.permissions.deny)
+        table = origins.get("permissions.deny", {})
+        for rule in permissions.override_project_deny:
+            sources = table.get(rule, ())
+            if rule in deny and sources and all(o.layer == "project" for o in sources):
+                deny.remove(rule)
+                del table[rule]
+                shown = tuple(str(o) for o in sources)
+                overridden.append(RuleEntry("permissions.deny", rule, shown, str(origin)))
+            elif not any(e.text == rule for e in overridden):
+                # named, but no project rule has that text: shown, so a typo is noticed
+                overridden.append(RuleEntry("permissions.deny", rule, (), str(origin)))
+        merged.permissions.deny = deny
+    merged._origins = origins
+    merged._overridden = overridden
+    return merged
+
+
+def _is_set(overlay: BaseModel, name: str) -> bool:
+    """Whether ``overlay`` mentions the dotted key ``name`` (every part of it)."""
+    model: Any = overlay
+    for part in name.split("."):
+        if not isinstance(model, BaseModel) or part not in model.model_fields_set:
+            return False
+        model = getattr(model, part)
+    return True
+
+
+def _set_path(model: Any, name: str, value: Any) -> None:
+    *parents, last = name.split(".")
+    for part in parents:
+        model = getattr(model, part)
+    setattr(model, last, value)
 
 
 # What an untrusted project file may set: only what makes the agent stricter. Everything that
@@ -433,8 +623,7 @@ def restrict_untrusted(overlay: ConfigOverlay, base: Config) -> tuple[ConfigOver
                 ignored.append(name)
                 continue
         elif name in ("protected_patterns", "blocked_commands"):
-            current = list(getattr(base, name))
-            value = current + [v for v in (value or []) if v not in current]
+            pass  # kept as they are: Config.merge adds them to the lists below
         elif name == "sandbox" and value is not None:
             strict: dict[str, Any] = {}
             for key in value.model_fields_set:
@@ -491,7 +680,7 @@ def untrusted_project(
     """``(config file, keys that would be ignored)`` when the project's config file widens
     something and its folder is not trusted; ``None`` otherwise (for the chat's question)."""
     project_file = project_config_path(project_dir)
-    overlay = ConfigLoader.load_overlay(project_file)
+    overlay = _project_overlay(project_file)
     if overlay is None:
         return None
     if TrustStore(config_home=config_home).is_trusted(project_file.parent.parent, project_file):
@@ -516,7 +705,7 @@ def trust_workspace(
         done = store.revoke(folder)
         return f"{'no longer trusted' if done else 'was not trusted'}: {folder}"
     if project_file.is_file():
-        ConfigLoader.load_overlay(project_file)  # a broken file is reported, not trusted
+        _project_overlay(project_file)  # a broken file is reported, not trusted
     fingerprint = store.trust(folder, project_file)
     what = f"{project_file} ({fingerprint[:19]}…)" if project_file.is_file() else "no config yet"
     return (
@@ -581,7 +770,7 @@ def options_overlay(
     if "generation" in as_file:
         as_file["model"] = as_file.pop("generation")  # the TOML shape, for the same checks
     try:
-        return _validate(ConfigOverlay, as_file, source)
+        return _validate(ConfigOverlay, as_file, source).as_layer("options", source)
     except ConfigError as exc:
         # name the option, not a file key: "--max-output-tokens", not "model.max_output_tokens"
         message = re.sub(
@@ -732,7 +921,7 @@ class ConfigLoader:
         config = Config()
         notice = None
         project_file = project_config_path(project_dir)
-        overlay = ConfigLoader.load_overlay(project_file)
+        overlay = _project_overlay(project_file)
         if overlay is not None:
             if trusted is None:
                 trusted = TrustStore(config_home=config_home).is_trusted(
@@ -743,11 +932,12 @@ class ConfigLoader:
                 if ignored:
                     notice = untrusted_notice(project_file, ignored)
                     _announce(notice)
-            config = config.merge(overlay)
-        user = ConfigLoader.load_overlay(user_config_path(config_home, env))
+            config = config.merge(overlay.as_layer("project", str(project_file)))
+        user_file = user_config_path(config_home, env)
+        user = ConfigLoader.load_overlay(user_file)
         if user is not None:
-            config = config.merge(user)
-        config = config.merge(ConfigLoader.env_overlay(env))
+            config = config.merge(user.as_layer("user", str(user_file)))
+        config = config.merge(ConfigLoader.env_overlay(env).as_layer("env"))
         config._trust_notice = notice
         return config
 
@@ -768,6 +958,29 @@ class ConfigLoader:
         known = [*ENV_VARS, *DEPRECATED_ENV_VARS]
         found += [f"env:{v}" for v in known if env_map.get(v, "").strip()]
         return found
+
+
+# Keys only the user's own file may set: each takes away a protection, and a file that came
+# with a repository must not be able to (trusted or not).
+_USER_ONLY = {
+    "blocked_commands_replace": "replace the built-in command blocklist (a project file may "
+    "only add to it with blocked_commands)",
+    "permissions.override_project_deny": "take back a project's deny rule",
+}
+
+
+def _project_overlay(project_file: Path) -> ConfigOverlay | None:
+    """The project file's layer; a user-only key there is a :class:`ConfigError`."""
+    overlay = ConfigLoader.load_overlay(project_file)
+    if overlay is None:
+        return None
+    for key, what in _USER_ONLY.items():
+        if _is_set(overlay, key):
+            raise ConfigError(
+                f"{project_file}: key '{key}': only your user config "
+                f"(~/.config/clawnb/config.toml) may {what}"
+            )
+    return overlay
 
 
 def _read(path: Path) -> str | None:

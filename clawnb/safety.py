@@ -83,9 +83,14 @@ _RM_RECURSIVE_FORCE = (
     "rm --force --recursive",
 )
 
-# A longer list for people who want more than the book's: still best-effort.
-RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = (
+# The list clawnb ships: the gate uses it unless the user's config replaces it
+# (``blocked_commands_replace = true``); every config layer's ``blocked_commands`` add to it.
+# It holds the book's filters and config defaults and a longer list of common shapes — still
+# best-effort: with no sandbox (macOS, Windows, many containers) it is what stops ``mkfs`` or
+# ``wget … | sh`` in ``bypass`` mode, so it errs on the side of refusing.
+_RECOMMENDED: tuple[str, ...] = (
     *_BOOK_FILTERS,
+    *DEFAULT_BLOCKED_COMMANDS,
     *(
         f"{rm} {target}"
         for rm in _RM_RECURSIVE_FORCE
@@ -160,6 +165,7 @@ RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = (
     ":(){ :|:& };:",
     ":(){ :|: & };:",
 )
+RECOMMENDED_BLOCKED_COMMANDS: tuple[str, ...] = tuple(dict.fromkeys(_RECOMMENDED))
 
 
 @runtime_checkable
@@ -338,8 +344,9 @@ class CommandFilter:
 
     @classmethod
     def recommended(cls) -> CommandFilter:
-        """The book's defaults, the config defaults and a longer list of common shapes."""
-        return cls(dict.fromkeys([*RECOMMENDED_BLOCKED_COMMANDS, *DEFAULT_BLOCKED_COMMANDS]))
+        """The list clawnb ships (:data:`RECOMMENDED_BLOCKED_COMMANDS`): the book's defaults,
+        the config defaults and a longer list of common shapes."""
+        return cls(RECOMMENDED_BLOCKED_COMMANDS)
 
     def is_blocked(self, command: str) -> str | None:
         """The first pattern that ``command`` matches, or ``None``."""

@@ -374,6 +374,11 @@ def _config(ctx: CommandContext) -> str:
     return reports.config_text(ctx.engine, ctx.host.config_lines())
 
 
+@COMMANDS.command("rules", "the permission rules, blocklist and hooks in effect, and their layers")
+def _rules(ctx: CommandContext) -> str:
+    return reports.rules_text(ctx.engine.config, ctx.engine.allowed_for_session())
+
+
 @COMMANDS.command("skills", "the skills: what each does, what overrides what, what the listing cut")
 def _skills(ctx: CommandContext) -> str:
     skills = ctx.engine.skills

@@ -17,6 +17,7 @@ from ..control.secrets import KEY_ENV_VARS, mask, read_dotenv, redact
 from ..types import Message, ToolCall
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..usage import CostTracker
     from .assemble import AgentSession
 
@@ -27,6 +28,7 @@ __all__ = [
     "count",
     "history_text",
     "resume_text",
+    "rules_text",
     "sessions_text",
     "status_text",
 ]
@@ -150,6 +152,60 @@ def config_text(session: AgentSession, extra: list[str] | None = None) -> str:
         else:
             lines.append(f"{name} = {mask(os.environ.get(name))}")
     lines += extra or []
+    return redact("\n".join(lines))
+
+
+_RULE_HEADINGS = {
+    "permissions.deny": "deny (wins in every mode, from any layer)",
+    "permissions.ask": "ask (wins over allow)",
+    "permissions.allow": "allow",
+    "protected_patterns": "protected files (write and edit refuse them)",
+    "blocked_commands": "blocked commands (bash refuses them, in every mode)",
+}
+
+
+def rules_text(config: Config, session_allows: list[str] | None = None) -> str:
+    """``/rules`` and ``%claw rules``: the rules in effect, list by list, each with the layer
+    it came from (``project FILE``, ``user FILE``, ``built-in``); the built-in blocklist as
+    one line; project deny rules the user file took back, and what took them back."""
+    entries = config.rule_entries()
+    lines: list[str] = []
+    lists = list(dict.fromkeys(e.list for e in entries if e.overridden_by is None))
+    for name in [*_RULE_HEADINGS, *(n for n in lists if n not in _RULE_HEADINGS)]:
+        rows = [e for e in entries if e.list == name and e.overridden_by is None]
+        heading = _RULE_HEADINGS.get(name, name.replace("hooks.", "hooks ") + " (they all run)")
+        if not rows and name.startswith("hooks."):
+            continue
+        lines.append(f"{heading}:")
+        built_in = [e for e in rows if not e.origins]
+        if name == "blocked_commands" and built_in:
+            lines.append(f"  {count(len(built_in), 'pattern')} of the built-in recommended list")
+            rows = [e for e in rows if e.origins]
+        elif name == "blocked_commands" and config.blocked_commands_replace:
+            lines.append("  (the built-in list is replaced: blocked_commands_replace = true)")
+        if not rows:
+            if not built_in:
+                lines.append("  (none)")
+            continue
+        width = min(max(len(e.text) for e in rows), 40)
+        for e in rows:
+            lines.append(f"  {e.text.ljust(width)}  {', '.join(e.origins) or 'built-in'}")
+    overridden = [e for e in entries if e.overridden_by is not None]
+    if overridden:
+        lines.append("overridden (not in effect):")
+        for e in overridden:
+            if e.origins:
+                lines.append(
+                    f"  deny {e.text} from {', '.join(e.origins)}: taken back by "
+                    f"override_project_deny in {e.overridden_by}"
+                )
+            else:
+                lines.append(
+                    f"  override_project_deny {e.text!r} in {e.overridden_by} matches no "
+                    "project-only deny rule"
+                )
+    if session_allows:
+        lines.append("always allowed this session: " + ", ".join(session_allows))
     return redact("\n".join(lines))
 
 

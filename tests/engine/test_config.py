@@ -69,18 +69,20 @@ def test_set_field_wins_even_when_equal_to_default(tmp_path):
     assert config.max_context_tokens == 100_000
 
 
-def test_set_field_wins_when_empty_list(tmp_path):
+def test_an_empty_safety_list_in_a_later_layer_removes_nothing(tmp_path):
+    # the safety lists add up: an empty list adds nothing (only blocked_commands_replace in
+    # the user file drops the built-in blocklist, and the project's additions stay then)
     _project(tmp_path, 'blocked_commands = ["npm publish*"]')
     _user(tmp_path, "protected_patterns = []\nblocked_commands = []")
     config = _load(tmp_path)
-    assert config.protected_patterns == []
-    assert config.blocked_commands == []
+    assert config.protected_patterns == Config().protected_patterns
+    assert config.blocked_commands == [*Config().blocked_commands, "npm publish*"]
 
 
 def test_unset_fields_leave_lower_layers_alone(tmp_path):
     _project(tmp_path, 'protected_patterns = ["secrets/**"]')
     _user(tmp_path, 'model = "u"')
-    assert _load(tmp_path).protected_patterns == ["secrets/**"]
+    assert _load(tmp_path).protected_patterns == [*Config().protected_patterns, "secrets/**"]
 
 
 def test_tables_merge_key_by_key(tmp_path):

@@ -441,7 +441,10 @@ def test_from_config_with_the_real_config(ws):
     gate = GatePipeline.from_config(config)
     assert gate.permissions.mode.value == "plan"
     assert gate.hooks.hooks[0].tool_pattern == "bash"
-    assert gate.checks[1].patterns == ["rm -rf /", "sudo *", "curl * | bash", "curl * | sh"]
+    # the shipped blocklist is the recommended one, not the book's four config defaults
+    from clawnb.safety import RECOMMENDED_BLOCKED_COMMANDS
+
+    assert gate.checks[1].patterns == list(RECOMMENDED_BLOCKED_COMMANDS)
     assert gate.checks[2].patterns == [".env", ".env.*", ".git/**"]
     assert gate.permissions.evaluate(ReadTool(), {"path": "secret.txt"}) is Permission.Deny
     # an explicit mode wins over the file's
