@@ -1,8 +1,11 @@
 """One ``%%claw`` cell, start to finish, and the conversation that outlives it.
 
-:class:`NotebookSession` is the per-kernel state: the message history (shared by every
-``%%claw`` cell), the model, mode and workspace, "always allow" answers, file checkpoints,
-usage totals and the errors of earlier cells (for ``Err[n]``).
+:class:`NotebookSession` is what a kernel keeps beside its one
+:class:`~clawnb.session.assemble.AgentSession` — which alone holds the conversation, model,
+mode, checkpoints, cost and "always allow" answers: the cell options kept for later cells,
+the kernel tools and the errors of earlier cells (for ``Err[n]``). :func:`run_command` runs a
+``%claw`` command (or a ``%%claw`` body ``/CMD``) through the one command registry with a
+:class:`NotebookHost`.
 
 :func:`run_claw` runs one cell as a coroutine on the kernel's own event loop (the input
 transformer makes the cell a top-level ``await``): expand the prompt, build the agent, stream
