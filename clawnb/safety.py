@@ -12,9 +12,11 @@ reason the model can read. The checks:
   Names are never Unicode-normalised: ``．．`` (U+FF0E) is an ordinary file name on Linux.
 * :class:`CommandFilter` — glob patterns of shell commands to refuse (``sudo *``,
   ``rm -rf /``…). It is **best-effort and not a sandbox**: a shell has endless spellings for the
-  same act. It checks the whole line and each simple command in it (quotes, ``VAR=`` prefixes,
-  ``env``/``command`` wrappers and ``/usr/bin/`` removed; ``bash -c`` scripts and ``eval``
-  text looked into), which catches the common shapes;
+  same act. It checks the whole line and each simple command in it (``$'…'`` decoded,
+  ``${IFS}`` read as a space, quotes, ``VAR=`` prefixes, ``if``/``then``/``do`` words,
+  wrappers with their options — ``env -C .``, ``timeout 5``, ``nice``, ``command`` … — and
+  ``/usr/bin/`` removed; ``bash -c`` scripts and ``eval`` text looked into:
+  :func:`clawnb.control.shell.normalize_command`), which catches the common shapes;
   the real boundary is the permission engine asking before every bash call, plus approvals.
   ``benchmarks/command_filter_coverage.py`` measures what it catches.
 * :class:`ProtectedFileCheck` — writes and edits to files like ``.env`` or ``.git/**`` are

@@ -186,16 +186,165 @@ def writes_to_file(command: str) -> bool:
 # The spellings a command filter compares
 
 
-_WRAPPERS = {"command", "builtin", "exec", "nohup", "time", "nice", "env", "stdbuf", "xargs"}
+# Commands that run the rest of their words as a command, each with its options that take a
+# value (``timeout -s KILL``, ``env -C DIR``) and how many plain words come before that
+# command (``timeout 5``). ``env -S STRING`` splits STRING into the command.
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "command": (frozenset(), 0),
+    "builtin": (frozenset(), 0),
+    "exec": (frozenset({"-a"}), 0),
+    "nohup": (frozenset(), 0),
+    "time": (frozenset({"-f", "--format", "-o", "--output"}), 0),
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "env": (frozenset({"-C", "--chdir", "-u", "--unset", "-S", "--split-string"}), 0),
+    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
+    "xargs": (
+        frozenset(
+            {"-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a", "--max-args", "--max-procs"}
+            | {"--delimiter", "--arg-file", "--max-lines", "--max-chars", "--replace"}
+        ),
+        0,
+    ),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
+    "setsid": (frozenset(), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-t"}), 0),
+    "sudo": (
+        frozenset({"-u", "--user", "-g", "--group", "-C", "-D", "--chdir", "-h", "-p", "-r"})
+        | frozenset({"-t", "-U", "--close-from", "--host", "--prompt", "--role", "--type"}),
+        0,
+    ),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "busybox": (frozenset(), 0),
+}
+
+# Shell words that may stand before a command in one segment (``if true; then rm x; fi``
+# splits into ``if true``, ``then rm x``, ``fi``): dropped to find the command itself.
+_RESERVED = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}"})
+_CLOSERS = frozenset({"fi", "done", "esac", "}", "then", "else", "do"})
+
+
+def _unwrap(words: list[str]) -> list[str]:
+    """The words after a wrapper's name, options and leading plain words (see _WRAPPERS)."""
+    takes_value, plain = _WRAPPERS[os.path.basename(words[0].lstrip("\\"))]
+    rest = words[1:]
+    while rest and rest[0].startswith("-") and rest[0] != "-":
+        word = rest.pop(0)
+        if word == "--":
+            break
+        if word in ("-S", "--split-string") and rest:
+            # env -S 'rm x': the string is the command line
+            rest = _split_words(rest[0]) + rest[1:]
+            break
+        if word.startswith("--split-string="):
+            rest = _split_words(word.split("=", 1)[1]) + rest
+            break
+        if word in takes_value and rest:
+            rest.pop(0)
+    for _ in range(plain):
+        if len(rest) > 1:
+            rest.pop(0)
+    return rest
+
+
+def _split_words(text: str) -> list[str]:
+    try:
+        return shlex.split(text, posix=True)
+    except ValueError:
+        return text.split()
+
+
+_ANSI_C_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_C = re.compile(
+    r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
+)
+_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS(?![A-Za-z0-9_])")
+
+
+def _ansi_c(body: str) -> str:
+    """The text of a ``$'…'`` quote: its escapes (``\\x72``, ``\\162``, ``\\n``) decoded."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(int(code[1:], 16))
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1]) & 0x1F)
+        return _ANSI_C_ESCAPES.get(code, "\\" + code)
+
+    return _ANSI_C.sub(one, body)
+
+
+def _expand_cheap(command: str) -> str:
+    """``command`` with the expansions that need no state done, as a shell would: ``$'…'``
+    quotes decoded into plain single quotes, ``$"…"`` as ``"…"``, and an unquoted ``$IFS`` /
+    ``${IFS}`` (a space, unless someone changed it) as a space."""
+    out: list[str] = []
+    quote: str | None = None
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if quote == "'":
+            out.append(c)
+            quote = None if c == "'" else quote
+            i += 1
+            continue
+        if c == "\\" and i + 1 < n:
+            out.append(command[i : i + 2])
+            i += 2
+            continue
+        if quote == '"':
+            out.append(c)
+            quote = None if c == '"' else quote
+            i += 1
+            continue
+        if c == "$" and command[i + 1 : i + 2] == "'":
+            j = i + 2
+            while j < n and command[j] != "'":
+                j += 2 if command[j] == "\\" else 1
+            text = _ansi_c(command[i + 2 : j])
+            out.append("'" + text.replace("'", "'\\''") + "'")
+            i = j + 1
+            continue
+        if c == "$" and command[i + 1 : i + 2] == '"':
+            i += 1  # a translated string: the quotes stay, the dollar goes
+            continue
+        if c == "$":
+            match = _IFS.match(command, i)
+            if match:
+                out.append(" ")
+                i = match.end()
+                continue
+        if c in "'\"":
+            quote = c
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def normalize_command(command: str, *, _depth: int = 0) -> list[str]:
     """The spellings of ``command`` a filter looks at: the whole line with runs of whitespace
     collapsed, then each simple command in it, unquoted, with leading ``VAR=value`` words,
-    wrappers (``env``, ``command``, ``nohup``…), backslashes and directories
-    (``/usr/bin/sudo`` → ``sudo``) removed. The script given to ``sh -c``/``bash -c`` and the
-    text given to ``eval`` are looked at the same way. Order is preserved; duplicates are
-    dropped."""
+    wrappers (``env``, ``command``, ``timeout 5``, ``nice``, ``sudo``… and their options),
+    shell words (``if``, ``then``, ``do``, ``{``…), backslashes and directories
+    (``/usr/bin/sudo`` → ``sudo``) removed. ``$'…'`` quotes are decoded and ``${IFS}`` read
+    as a space first. The script given to ``sh -c``/``bash -c`` and the text given to ``eval``
+    are looked at the same way. Order is preserved; duplicates are dropped."""
     forms: list[str] = []
 
     def add(text: str) -> None:
@@ -204,30 +353,27 @@ def normalize_command(command: str, *, _depth: int = 0) -> list[str]:
             forms.append(text)
 
     add(" ".join(command.split()))
-    segments, _ = split_shell_commands(command)
+    expanded = _expand_cheap(command)
+    segments, _ = split_shell_commands(expanded)
     for segment in segments:
         add(" ".join(segment.split()))
-        try:
-            words = shlex.split(segment, posix=True)
-        except ValueError:
-            words = segment.split()
+        words = _split_words(segment)
         while words:
             head = words[0]
             if "=" in head and not head.startswith("=") and head.split("=", 1)[0].isidentifier():
                 words = words[1:]
                 continue
+            if head in _RESERVED and len(words) > 1:
+                words = words[1:]
+                continue
             base = os.path.basename(head.lstrip("\\")) or head
             if base in _WRAPPERS and len(words) > 1:
-                words = words[1:]
-                # options of the wrapper (``nice -n 5``, ``env -i``) are skipped too
-                while words and words[0].startswith("-"):
-                    words = words[1:]
-                    if words and words[0].isdigit():
-                        words = words[1:]
+                add(" ".join([base, *words[1:]]))  # ``sudo ls`` is a form of its own
+                words = _unwrap(words)
                 continue
             words = [base, *words[1:]]
             break
-        if not words:
+        if not words or (len(words) == 1 and words[0] in _CLOSERS):
             continue
         add(" ".join(words))
         if _depth < 3:

@@ -92,7 +92,9 @@ def test_normalize_command_forms():
     assert normalize_command("FOO=1 /usr/bin/env 'sudo'  ls; echo  'a  b'") == [
         "FOO=1 /usr/bin/env 'sudo' ls; echo 'a b'",
         "FOO=1 /usr/bin/env 'sudo' ls",
+        "env sudo ls",  # each wrapper's own form, then what it runs
         "sudo ls",
+        "ls",
         "echo 'a b'",
         "echo a  b",
     ]
@@ -107,7 +109,8 @@ def test_quoted_operators_are_not_split():
 
 def test_is_blocked_returns_the_first_pattern_in_list_order():
     f = CommandFilter(["npm publish*", "sudo *", "*"])
-    assert f.is_blocked("sudo npm publish") == "sudo *"
+    assert f.is_blocked("sudo npm-publish") == "sudo *"
+    assert f.is_blocked("sudo npm publish") == "npm publish*"  # what sudo runs matches first
     assert f.is_blocked("npm publish --tag x") == "npm publish*"
 
 
