@@ -96,7 +96,11 @@ STYLE = (
     ".clawnb-add{background:color-mix(in srgb,var(--jp-success-color1,#388e3c) 24%,transparent)}"
     ".clawnb-del{background:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 24%,transparent)}"
     ".clawnb-hunk{background:var(--jp-layout-color2,rgba(128,128,128,.12))}"
-    ".clawnb-code,.clawnb-result{font-family:var(--jp-code-font-family,monospace);"
+    # two classes and the element: nbconvert's HTML export styles every output's pre with
+    # .jp-OutputArea-output pre / .jp-RenderedHTMLCommon pre (no border, no padding), which
+    # beat a single class, so exported cards lost their monospace bordered blocks (issue 26)
+    ":is(.clawnb-card,.clawnb-reasoning) pre:is(.clawnb-code,.clawnb-result)"
+    "{font-family:var(--jp-code-font-family,monospace);"
     "font-size:var(--jp-code-font-size,small);white-space:pre-wrap;margin:2px 0;"
     "padding:4px 6px;background:var(--jp-cell-editor-background,transparent);"
     "color:var(--jp-content-font-color1,inherit);"
