@@ -1,13 +1,14 @@
 """MCP in a real kernel (nbclient): a ``%%claw`` cell's model calls a configured server's tool
 through the same gate; ``%claw mcp`` shows the server; a big structured result becomes a
 kernel variable the next cell can use (the model reads its shape and name, not the payload);
-and the cell recorded with ``--record`` re-runs from ``replay:`` with no server configured,
-giving the same results."""
+the cell recorded with ``--record`` re-runs from ``replay:`` with no server configured,
+giving the same results; and an interrupt cancels the server's in-flight request."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -101,3 +102,40 @@ def test_a_cells_model_uses_a_server_and_a_big_result_becomes_a_kernel_variable(
     again = _outputs(run_notebook(replayed, approval="allow").cells[1])
     assert "The table is in the kernel." in again
     assert "replaying the recorded calls of mcp__faults__" in again
+
+
+def test_a_kernel_interrupt_cancels_the_in_flight_mcp_request_on_the_server(tmp_path, configured):
+    """■ Stop / Kernel → Interrupt during a slow MCP call: the turn ends at once, the SDK's
+    notifications/cancelled reaches the server (its handler is interrupted), and the server
+    still answers the next cell."""
+    from tests.notebook.kernelclient import Kernel, kernel_env
+
+    write_script(
+        tmp_path / "slow.jsonl",
+        [call_turn("s1", "mcp__faults__slow", seconds=60), {"text": "never reached"}],
+    )
+    write_script(
+        tmp_path / "next.jsonl",
+        [call_turn("e1", "mcp__faults__echo", text="still here"), {"text": "next cell fine"}],
+    )
+    kernel = Kernel(tmp_path, kernel_env(tmp_path, CLAWNB_FRONTEND_TIMEOUT="5"))
+    try:
+        assert kernel.execute("%load_ext clawnb").status == "ok"
+        run = kernel.execute(
+            "%%claw --model scripted:slow.jsonl --approve allow\nwait for it",
+            interrupt_if=lambda run: (tmp_path / "slow.started").exists(),
+            allow_stdin=False,
+            timeout=120,
+        )
+        assert run.interrupt_to_idle is not None and run.interrupt_to_idle < 5, run
+        assert "interrupted" in run.text
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "slow.cancelled").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (tmp_path / "slow.cancelled").exists()  # the server's handler was cancelled
+        run = kernel.execute(
+            "%%claw --model scripted:next.jsonl --approve allow\nagain", allow_stdin=False
+        )
+        assert run.status == "ok" and "next cell fine" in run.text, run.text
+    finally:
+        kernel.close()
