@@ -71,10 +71,62 @@ def load_script(path: str | os.PathLike[str]) -> list[AssistantTurn]:
         elif isinstance(item, dict) and ("mcp" in item or "mcp_tools" in item):
             continue  # MCP traffic of the recording: clawnb.mcp.replay plays it back
         try:
+            _check_turn(item)
             turns.append(AssistantTurn.from_dict(item))  # type: ignore[arg-type]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ScriptError(f"{p}: {where} {n} is not a valid turn: {exc}") from exc
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ScriptError(f"{p}: {where} {n} is not a valid turn: {_reason(exc)}") from None
     return turns
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing key {exc}"
+    return str(exc)
+
+
+def _shown(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False) if value is not None else "null"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _check_turn(item: object) -> None:
+    """A :class:`TypeError` naming the first field of a turn with the wrong type — checked
+    here, before anything plays it: a number where a tool call's name belongs would
+    otherwise surface as a traceback deep in the loop, far from the file that caused it."""
+    if not isinstance(item, dict):
+        raise TypeError(f"an assistant turn must be a JSON object, got {_shown(item)}")
+    for key in ("text", "reasoning"):
+        value = item.get(key)
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"'{key}' must be a string or null (got {_shown(value)})")
+    calls = item.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise TypeError(f"'tool_calls' must be a list (got {_shown(calls)})")
+    for i, call in enumerate(calls or []):
+        where = f"tool_calls[{i}]"
+        if not isinstance(call, dict):
+            raise TypeError(f"'{where}' must be an object (got {_shown(call)})")
+        for key in ("id", "name"):
+            if key not in call:
+                raise TypeError(f"'{where}' has no '{key}'")
+            if not isinstance(call[key], str) or not call[key]:
+                raise TypeError(
+                    f"'{where}.{key}' must be a non-empty string (got {_shown(call[key])})"
+                )
+        invalid = call.get("invalid_arguments")
+        if invalid is not None and not isinstance(invalid, str):
+            raise TypeError(f"'{where}.invalid_arguments' must be a string (got {_shown(invalid)})")
+    usage = item.get("usage")
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise TypeError(f"'usage' must be an object (got {_shown(usage)})")
+        for key in ("input_tokens", "output_tokens"):
+            value = usage.get(key, 0)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise TypeError(f"'usage.{key}' must be a whole number ≥ 0 (got {_shown(value)})")
+    stop = item.get("stop_reason")
+    if stop is not None and not isinstance(stop, str):
+        raise TypeError(f"'stop_reason' must be a string (got {_shown(stop)})")
 
 
 class ScriptedProvider(CannedStream):
