@@ -43,3 +43,32 @@ def test_a_skill_runs_from_a_cell_through_the_registry(shell, tmp_path: Path, ca
     out = capsys.readouterr().out
     assert "summarised" in out
     assert any(s.startswith("NOTEBOOK-SKILL summarise week 49.") for s in _sent(shell))
+
+
+NOT_ROUTED = (
+    "a cell's approver is routed for the turn (run_claw), not yet for the command that "
+    "prepares it: a /NAME snippet finds nobody to ask and is denied (safe, but the cell's "
+    "policy or card should answer it)"
+)
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [pytest.param("allow", marks=pytest.mark.xfail(strict=True, reason=NOT_ROUTED)), "deny"],
+)
+def test_a_cells_skill_snippet_is_a_bash_call_under_the_cells_approval_policy(
+    shell, tmp_path: Path, capsys, monkeypatch, policy: str
+) -> None:
+    folder = tmp_path / ".config" / "clawnb" / "skills" / "today"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\ndescription: Today.\n---\nNow: !`echo NB-$((6*7))`\n")
+    write_script(tmp_path / "s.jsonl", [{"text": "warmed"}, {"text": "ok"}])
+    shell.run_cell("%%claw --model scripted:s.jsonl\nhello")
+    monkeypatch.setenv("CLAWNB_APPROVAL", policy)
+    result = shell.run_cell("%%claw --model scripted:s.jsonl\n/today")
+    assert result.success, result.error_in_exec
+    sent = _sent(shell)[-1]
+    if policy == "allow":
+        assert sent.startswith("Now: NB-42")
+    else:
+        assert sent.startswith("Now: [snippet denied: echo NB-$((6*7))]")
