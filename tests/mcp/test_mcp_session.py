@@ -132,3 +132,44 @@ async def test_a_subagent_calls_the_sessions_mcp_tools_and_its_end_leaves_the_se
         assert all(_alive(pid) for pid in pids)  # a child's end is not the servers' end
     finally:
         session.close()
+
+
+async def test_hooks_fire_on_mcp_tools_in_the_parent_and_in_a_subagent(tmp_path, monkeypatch):
+    """The hook users report silently skipped: a pre_tool hook matching ``mcp__*`` runs
+    before every MCP call — the session's and a subagent's — and its non-zero exit blocks it."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    seen = ws / "hook-saw.txt"  # in the workspace: a sandboxed hook may write there
+    _user_config(
+        tmp_path / "xdg",
+        TIME
+        + "\n[[hooks.pre_tool]]\n"
+        + 'tool_pattern = "mcp__*"\n'
+        + f'command = "echo called >> {seen}; test $(wc -l < {seen}) -lt 3"\n'
+        + "timeout_ms = 20000\n",
+    )
+    model = scripted_model(
+        tmp_path / "s.jsonl",
+        [
+            call_turn("t1", "mcp__time__get_current_time", timezone="UTC"),
+            call_turn("s1", "subagent", task="ask the time server"),
+            call_turn("c1", "mcp__time__get_current_time", timezone="UTC"),
+            {"text": "the child knows"},
+            call_turn("t3", "mcp__time__get_current_time", timezone="UTC"),
+            {"text": "done"},
+        ],
+    )
+
+    async def approve(request):
+        return Approval.allow_once()
+
+    session = build_agent(None, workspace=ws, model=model, approve=approve)
+    try:
+        assert await session.send("go") == "done"
+        results = {m.id: m.content for m in session.history if isinstance(m, Message.ToolResult)}
+    finally:
+        session.close()
+    assert seen.read_text().splitlines() == ["called"] * 3  # parent, child, parent again
+    assert "UTC" in results["t1"]
+    assert "blocked" in results["t3"].lower()  # the third run of the hook exits 1
