@@ -314,7 +314,9 @@ async def test_a_denied_snippet_is_a_snippet_denied_line(home: World, tmp_path: 
     )
     await built.command("/risky")
     assert len(asked) == 1
-    assert f"[snippet denied: touch {marker} echo RAN]" in provider.requests[0]
+    sent = json.loads(provider.requests[0])[-1]["content"]
+    assert sent.startswith("[snippet denied: touch ") and sent.endswith("]\nthen go\n")
+    assert "RAN\n" not in sent
     assert not marker.exists()
 
 
