@@ -338,14 +338,17 @@ class ChatApp:
             return Approval.deny("denied by --approve deny")
         reason = f" ({request.reason})" if request.reason else ""
         summary = request.summary.strip()
+        shortened, subject = False, ""
         if "\n" in summary or len(summary) > 300:
-            # shown whole, numbered, blank runs collapsed, totals last: a harmful line cannot
-            # scroll away above a screenful of blank ones (clawnb.safety.command_display)
-            from ..safety import command_display
+            # numbered, blank runs collapsed, totals last; a long one as head and tail with
+            # the hidden line count, whole on "v": its first line stays on the screen
+            # (clawnb.safety.command_display, terminal.approval_view)
+            from .terminal import approval_view
 
             self.say(f"\n  ? allow {request.call.name}{reason}:")
             subject = summary.removeprefix(f"[{request.call.name}: ").removesuffix("]")
-            for row in command_display(subject):
+            rows, shortened = approval_view(subject)
+            for row in rows:
                 self.say(f"    {row}")
         else:
             self.say(f"\n  ? allow {summary}{reason}")
@@ -357,13 +360,20 @@ class ChatApp:
 
             shown = json.dumps(args, ensure_ascii=False)
             self.say(f"    {shown if len(shown) <= 500 else shown[:499] + '…'}")
+        choices = "[y]es / [n]o / [a]lways" + (" / [v]iew whole" if shortened else "")
         while True:
             try:
-                answer = (await self.console.ask("  [y]es / [n]o / [a]lways: ")).strip()
+                answer = (await self.console.ask(f"  {choices}: ")).strip()
             except EOFError:
                 return Approval.deny("no answer (end of input)")
             word, _, rest = answer.partition(" ")
             word = word.lower().rstrip(":,")
+            if shortened and word in ("v", "view"):
+                try:
+                    await self._page(subject)
+                except EOFError:
+                    return Approval.deny("no answer (end of input)")
+                continue
             if word in ("y", "yes"):
                 return Approval.allow_once()
             if word in ("a", "always"):
@@ -371,6 +381,23 @@ class ChatApp:
             if word in ("n", "no"):
                 return Approval.deny(rest.strip())
             self.say("  please answer y, n (optionally with a reason) or a")
+
+    async def _page(self, command: str) -> None:
+        """The whole command, a screenful at a time (Enter: the next one, q: back to the
+        question), every line escaped and numbered as the question numbers them."""
+        import shutil
+
+        from ..safety import command_display
+
+        rows = command_display(command)
+        page = max(8, shutil.get_terminal_size((80, 24)).lines - 2)
+        for start in range(0, len(rows), page):
+            for row in rows[start : start + page]:
+                self.say(f"    {row}")
+            if start + page < len(rows):
+                more = await self.console.ask("  -- more: Enter for the next page, q to stop -- ")
+                if more.strip().lower().startswith("q"):
+                    return
 
     # -- turns --------------------------------------------------------------------------------
     def run(self, coro: Coroutine[object, None, T]) -> T | None:

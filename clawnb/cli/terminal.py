@@ -15,7 +15,59 @@ from ..control.secrets import StreamRedactor, redact
 from ..events import AgentEvent
 from ..safety import display_safe
 
-__all__ = ["TerminalRenderer", "preview", "printable"]
+__all__ = ["TerminalRenderer", "approval_view", "preview", "printable"]
+
+# Past these, the approval question shows a command's head and tail only: a 9,000-character or
+# 60-line command would push its first line (often the dangerous one) off a 40-row screen.
+APPROVAL_MAX_LINES = 12
+APPROVAL_MAX_CHARS = 1500
+
+
+def approval_view(
+    command: str,
+    *,
+    max_lines: int = APPROVAL_MAX_LINES,
+    max_chars: int = APPROVAL_MAX_CHARS,
+    head: int = 6,
+    tail: int = 4,
+    width: int = 160,
+) -> tuple[list[str], bool]:
+    """How the chat's approval question shows ``command``: ``(rows, shortened)``.
+
+    Up to ``max_lines`` lines and ``max_chars`` characters it is every line
+    (:func:`clawnb.safety.command_display`: escaped, numbered, blank runs collapsed, totals
+    last). Longer, it is the first ``head`` and the last ``tail`` lines, each cut to ``width``
+    characters around a "characters hidden" mark, a row that counts the lines hidden between
+    them, and the totals — and ``shortened`` is true: the question then offers ``v`` to page
+    through the whole command before answering."""
+    from ..safety import command_display
+
+    rows = command_display(command)
+    lines = display_safe(command).split("\n")
+    if len(lines) <= max_lines and len(command) <= max_chars:
+        return rows, False
+    number = len(str(len(lines)))
+
+    def row(i: int) -> str:
+        return f"{i + 1:>{number}} │ {_elide(lines[i], width)}"
+
+    if len(lines) <= head + tail:
+        shown = [row(i) for i in range(len(lines))]
+    else:
+        hidden = len(lines) - head - tail
+        shown = [row(i) for i in range(head)]
+        shown.append(f"{'':>{number}} ⋮ ({hidden} lines hidden here: v shows them)")
+        shown += [row(i) for i in range(len(lines) - tail, len(lines))]
+    shown.append(f"{rows[-1]} — shortened: v shows the whole command")
+    return shown, True
+
+
+def _elide(line: str, width: int) -> str:
+    if len(line) <= width:
+        return line
+    keep_head, keep_tail = width * 2 // 3, width // 3
+    hidden = len(line) - keep_head - keep_tail
+    return f"{line[:keep_head]} … ({hidden:,} characters hidden) … {line[-keep_tail:]}"
 
 
 def printable(text: str) -> str:
@@ -38,8 +90,8 @@ def _one_line(summary: str) -> str:
     there is one, shows every line; a header must not fill the screen with blank lines)."""
     lines = summary.split("\n")
     if len(lines) == 1:
-        return summary
-    return f"{lines[0]} … (+{len(lines) - 1} more lines)]"
+        return _elide(summary, 300)  # a 9,000-character line would fill the screen too
+    return f"{_elide(lines[0], 300)} … (+{len(lines) - 1} more lines)]"
 
 
 class TerminalRenderer:
