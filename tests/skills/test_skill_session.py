@@ -393,3 +393,12 @@ async def test_after_a_compaction_the_skills_in_use_come_back_as_a_reminder(
     assert "Skills in use before the conversation was compacted" in last
     assert "REATTACH-BODY" in last
     assert built.system_prompt == json.loads(provider.requests[-1])[0]["content"]  # untouched
+
+
+async def test_the_builtin_review_runs_inline_with_its_focus(home: World, tmp_path: Path) -> None:
+    built, provider = session(home, tmp_path, [{"text": "no findings"}])
+    assert await built.command("/review error handling") == "no findings"
+    sent = json.loads(provider.requests[0])[-1]["content"]
+    assert sent.startswith("Review the changes made in this session.")
+    assert "Focus, if the person gave one: error handling" in sent
+    assert [type(m).__name__ for m in built.history] == ["System", "User", "Assistant"]
