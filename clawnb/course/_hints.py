@@ -243,6 +243,36 @@ NUDGES: dict[str, str] = {
     "test_session_in_plan_mode_refuses_a_write": "Hiding write from the tools offered is not "
     "enough: in plan mode a call to a tool outside SAFE gets an error result and never runs, "
     "whatever the approver would say.",
+    # ch21
+    "mcp_client": "One JSON object per line on the server's stdin and stdout. request() takes a "
+    "new id and reads until the response with that id; close() goes from closing stdin to "
+    "terminate to kill.",
+    "test_mcp_client_talks_to_a_real_server": "start() spawns the command with stdin and stdout "
+    "as pipes and returns the answer to initialize; list_tools() is the result's 'tools'; "
+    "call_tool(name, arguments) sends tools/call with {'name': ..., 'arguments': ...}.",
+    "test_mcp_client_initializes_then_says_initialized": "After the answer to initialize, send "
+    "notify('notifications/initialized'): a message with jsonrpc and method but no id, which "
+    "the server never answers.",
+    "test_mcp_client_skips_garbage_notifications_and_other_answers": "Keep reading in a loop: a "
+    "line json.loads cannot read, a message with a 'method' (a notification) and a response "
+    "whose id is not the one you sent are skipped, not returned.",
+    "test_mcp_client_raises_on_an_error_response": "A response with 'error' instead of "
+    "'result' is the server saying no: raise McpError with error['message'].",
+    "test_mcp_client_reports_a_server_that_crashes_mid_call": "readline() returns b'' when the "
+    "server's output has ended: raise McpError there. An empty line is not garbage to skip; "
+    "nothing will ever follow it.",
+    "test_mcp_client_gives_up_on_a_server_that_never_answers": "Wrap the reading in "
+    "asyncio.wait_for(..., self.timeout) and turn the TimeoutError into McpError.",
+    "test_mcp_client_close_leaves_no_process_behind": "Closing stdin is only the polite first "
+    "step: wait for the process with a time limit, then process.terminate() and wait again, "
+    "then process.kill() and wait.",
+    "test_mcp_adapter_wraps_a_real_servers_tool": "The definition is ToolDefinition("
+    "f'mcp__{server}__{name}', the tool's description, its inputSchema); call() sends the "
+    "tool's own name, without the prefix.",
+    "test_mcp_adapter_returns_the_text_blocks_joined": "Take the blocks of result['content'] "
+    "whose type is 'text' and join their text with newlines.",
+    "test_mcp_adapter_raises_when_the_tool_reports_an_error": "Look at result.get('isError'): "
+    "when it is true, raise McpError with the text instead of returning it.",
 }
 
 _levels: dict[str, int] = {}  # failing test -> the last level shown

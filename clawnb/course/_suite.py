@@ -101,11 +101,20 @@ class Suite:
     chapters: list[str] = field(default_factory=list)
     tests: dict[str, TestFn] = field(default_factory=dict)
     module: str = ""
+    # test name -> the least time limit it gets (one that starts a real server, say), whatever
+    # check()'s own limit is
+    limits: dict[str, float] = field(default_factory=dict)
 
-    def test(self, fn: TestFn) -> TestFn:
+    def test(self, fn: TestFn | None = None, *, at_least: float | None = None) -> Any:
+        """``@suite.test``, or ``@suite.test(at_least=20)`` for a test that needs longer than
+        check()'s limit to do its job (the limit still stops a loop, only later)."""
+        if fn is None:
+            return functools.partial(self.test, at_least=at_least)
         if not fn.__name__.startswith("test_"):
             raise ValueError(f"suite test {fn.__name__} must start with 'test_'")
         self.tests[fn.__name__] = fn
+        if at_least is not None:
+            self.limits[fn.__name__] = at_least
         if not self.module:
             self.module = fn.__module__
         return fn
@@ -536,7 +545,8 @@ def check(
                 if name in seen:
                     continue
                 seen.add(name)
-                results.append(_run_one(target, name, fn, Impl(**impl), timeout))
+                limit = max(timeout, suite.limits.get(name, 0.0))
+                results.append(_run_one(target, name, fn, Impl(**impl), limit))
     except KeyboardInterrupt:
         report.interrupted = True
         if verbose:

@@ -17,10 +17,14 @@ from typing import Any
 from ..hooks import HookAction, HookEvent
 from ..permissions import Permission
 from ..types import Message, ToolCall, ToolSet
+from ._ref_mcp import McpError, McpToolAdapter, StdioClient, mcp_tools
 
 __all__ = [
     "BOUNDARY",
     "CourseSession",
+    "McpError",
+    "McpToolAdapter",
+    "StdioClient",
     "batches",
     "build_system_prompt",
     "execute_calls",
@@ -28,6 +32,7 @@ __all__ = [
     "history_is_valid",
     "hooked_call",
     "make_session",
+    "mcp_tools",
     "run_call",
 ]
 

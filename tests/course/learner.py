@@ -30,6 +30,7 @@ class Bug:
     fails: str  # the test that must report it
     extra: tuple[tuple[str, str], ...] = ()  # further (old, new) edits of the same bug
     limit: float = 3.0  # check()'s per-test time limit (short for the bugs that loop)
+    slower: float = 0.0  # seconds more the whole check may take (its tests start real servers)
 
 
 def _defines_only(statement: ast.stmt) -> bool:
@@ -366,6 +367,49 @@ BUGS = [
         "AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments)",
         "AgentEvent.ToolCall(call.name, tool_summary(call))",
         "test_session_names_each_call_by_its_id",
+    ),
+    Bug(
+        "mcp-client-takes-the-first-answer",
+        "ch21",
+        "21",
+        "no id matching",
+        ' or "method" in message or message.get("id") != wanted:',
+        ' or "method" in message:',
+        "test_mcp_client_skips_garbage_notifications_and_other_answers",
+        slower=30,
+    ),
+    Bug(
+        "mcp-client-reads-on-after-the-server-died",
+        "ch21",
+        "21",
+        "infinite loop",
+        "            if not line:  # the end of its output: the server has gone\n"
+        '                raise McpError(f"{method}: the server went away (it closed its output)")\n',
+        "",
+        "test_mcp_client_reports_a_server_that_crashes_mid_call",
+        slower=30,
+    ),
+    Bug(
+        "mcp-close-only-closes-stdin",
+        "ch21",
+        "21",
+        "orphan process",
+        "process.stdin.close()  # a well-behaved server exits when its input ends\n",
+        "process.stdin.close()  # a well-behaved server exits when its input ends\n"
+        "        return\n",
+        "test_mcp_client_close_leaves_no_process_behind",
+        slower=30,
+    ),
+    Bug(
+        "mcp-adapter-ignores-is-error",
+        "ch21",
+        "21",
+        "failure passed off as a result",
+        '        if result.get("isError"):\n'
+        '            raise McpError(text or f"{self.tool_name} failed")\n',
+        "",
+        "test_mcp_adapter_raises_when_the_tool_reports_an_error",
+        slower=30,
     ),
 ]
 

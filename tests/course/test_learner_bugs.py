@@ -37,7 +37,7 @@ def test_a_typical_bug_is_caught_named_and_explained(bug):
     assert "the rule: notebooks/exercises/" in section, section
     assert f"notebooks/exercises/{bug.notebook}_" in section, section  # the chapter's own
     looping = text.count("TIMED OUT")
-    assert elapsed < 5 + looping * (bug.limit + 1), elapsed
+    assert elapsed < 5 + bug.slower + looping * (bug.limit + 1), elapsed
 
 
 def test_the_corpus_spans_enough_bugs_and_chapters():
