@@ -656,9 +656,16 @@ async def run_command(
     command = COMMANDS.find(split_command(line)[0])
     try:
         agent: Any = session.agent
-        if command is not None and command.engine_only and command.offered_in(host.frontend):
+        # a name that is no built-in command may be one of the session's skills
+        if command is None or (command.engine_only and command.offered_in(host.frontend)):
             agent = session.agent_session(options, require_key=False)
-        text = await COMMANDS.dispatch(line, session=agent, host=host)
+        # what the command itself asks (a skill's snippets are bash calls) is answered by the
+        # cell's policy, as a turn's calls are: --approve, else stdin, else CLAWNB_APPROVAL
+        approver = Approver(
+            TextView(quiet=True), how=host.options.approve, stdin_allowed=_stdin_allowed(shell)
+        )
+        with agent.handlers(approve=approver) if agent is not None else contextlib.nullcontext():
+            text = await COMMANDS.dispatch(line, session=agent, host=host)
     except CommandError as exc:
         raise CommandUsageError(scrub(str(exc))) from None
     except ClawError as exc:  # a broken config file, a session that will not resume

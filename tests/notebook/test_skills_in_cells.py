@@ -45,16 +45,9 @@ def test_a_skill_runs_from_a_cell_through_the_registry(shell, tmp_path: Path, ca
     assert any(s.startswith("NOTEBOOK-SKILL summarise week 49.") for s in _sent(shell))
 
 
-NOT_ROUTED = (
-    "a cell's approver is routed for the turn (run_claw), not yet for the command that "
-    "prepares it: a /NAME snippet finds nobody to ask and is denied (safe, but the cell's "
-    "policy or card should answer it)"
-)
-
-
 @pytest.mark.parametrize(
     "policy",
-    [pytest.param("allow", marks=pytest.mark.xfail(strict=True, reason=NOT_ROUTED)), "deny"],
+    ["allow", "deny"],
 )
 def test_a_cells_skill_snippet_is_a_bash_call_under_the_cells_approval_policy(
     shell, tmp_path: Path, capsys, monkeypatch, policy: str
