@@ -290,9 +290,10 @@ async def claw_command(shell: Any, line: str) -> None:
 
 def claw_completer(shell: Any, event: Any) -> list[str]:
     """IPython's ``complete_command`` hook for ``%claw``: the command names the registry
-    offers here, then a mode after ``mode`` and a command name after ``help``."""
+    offers here and the session's skills (once a cell or command has built it), then a mode
+    after ``mode`` and a command name after ``help``."""
     from ..session.commands import COMMANDS
-    from .runner import frontend_of
+    from .runner import frontend_of, skill_names
 
     frontend = frontend_of(shell)
     before = event.text_until_cursor.split()
@@ -300,7 +301,9 @@ def claw_completer(shell: Any, event: Any) -> list[str]:
         before.append("")
     words = before[1:]  # after "%claw"
     if len(words) <= 1:
-        return COMMANDS.complete(words[0] if words else "", frontend)
+        start = words[0] if words else ""
+        skills = [name for name in skill_names(shell) if name.startswith(start)]
+        return [*COMMANDS.complete(start, frontend), *sorted(skills)]
     if len(words) == 2 and words[0] == "mode":
         return [m for m in (*MODES, "project") if m.startswith(words[1])]
     if len(words) == 2 and words[0] == "help":

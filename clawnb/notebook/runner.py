@@ -581,6 +581,14 @@ def frontend_of(shell: Any) -> str:
     return "kernel" if getattr(shell, "_clawnb_frontend", None) == "kernel" else "notebook"
 
 
+def skill_names(shell: Any) -> list[str]:
+    """The ``/NAME`` skills and prompt commands of the kernel's session, for completion
+    (none before a session is built: Tab never builds one)."""
+    agent = get_session(shell).agent
+    skills = agent.skills if _own(agent) else None
+    return [skill.name for skill in skills.user_invocable()] if skills is not None else []
+
+
 class CommandUsageError(UsageError):
     """A command's mistake (an unknown name, a wrong argument), shown as IPython shows a
     ``UsageError``: one line. A subclass, so IPython renders it through

@@ -120,3 +120,13 @@ def test_a_claw_line_alone_in_a_cell_can_wait_for_the_model(
     out = capsys.readouterr().out
     assert "Plan: 1. write b.txt" in out and "plan not executed" in out
     assert not (tmp_path / "b.txt").exists()
+
+
+def test_tab_offers_the_sessions_skills_once_there_is_a_session(shell, tmp_path: Path) -> None:
+    folder = tmp_path / ".config" / "clawnb" / "skills" / "weekly-report"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\ndescription: The week.\n---\nSummarise the week.\n")
+    assert "weekly-report" not in _complete(shell, "%claw we")  # no session yet: none built
+    write_script(tmp_path / "s.jsonl", [{"text": "hi"}])
+    shell.run_line_magic("claw", "model scripted:s.jsonl")  # builds the session
+    assert "weekly-report" in _complete(shell, "%claw we")
