@@ -210,3 +210,53 @@ def test_a_claw_cell_says_the_line(case: Case, tmp_path: Path) -> None:
         assert "<div class='clawnb-error' role='alert'>error: " in saved, saved
         assert "0 turns" not in saved
     assert KEY not in run.text
+
+
+@pytest.mark.parametrize(
+    ("status", "key", "given", "hint"),
+    [
+        (401, None, False, "no API key is set for 127.0.0.1: set CLAWNB_API_KEY or OPENAI_API_KEY"),
+        (
+            403,
+            KEY,
+            False,
+            "the key is not allowed to do this (check CLAWNB_API_KEY or "
+            "OPENAI_API_KEY and the model)",
+        ),
+        (401, KEY, True, "the server refused the key given as api_key="),
+    ],
+)
+async def test_the_other_key_refusals_say_what_to_check(
+    status: int,
+    key: str | None,
+    given: bool,
+    hint: str,
+    clean_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clawnb.providers.openai import OpenAICompatProvider
+    from clawnb.types import Message
+
+    with StatusServer(status, _error("Forbidden")) as server:
+        if key is not None and not given:
+            monkeypatch.setenv("CLAWNB_API_KEY", key)
+        provider = OpenAICompatProvider(
+            "m", api_key=key if given else None, base_url=server.url, max_retries=0
+        )
+        with pytest.raises(ClawError) as caught:
+            await provider.stream_chat([Message.User("x")], [])
+    assert str(caught.value) == f"HTTP {status}: Forbidden — {hint}"
+    assert KEY not in str(caught.value)
+
+
+def test_a_hint_survives_pickling() -> None:
+    import pickle
+
+    from clawnb.errors import AuthenticationError, ContextOverflowError
+
+    for error in (
+        AuthenticationError(401, "no", hint="check CLAWNB_API_KEY"),
+        ContextOverflowError(400, "too long", hint="compact", context_window=8),
+    ):
+        clone = pickle.loads(pickle.dumps(error))
+        assert str(clone) == str(error) and clone.hint == error.hint
