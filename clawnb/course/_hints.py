@@ -273,6 +273,50 @@ NUDGES: dict[str, str] = {
     "whose type is 'text' and join their text with newlines.",
     "test_mcp_adapter_raises_when_the_tool_reports_an_error": "Look at result.get('isError'): "
     "when it is true, raise McpError with the text instead of returning it.",
+    # ch22
+    "commands": "Keep two dicts: the primary names (for names() and help) and every name and "
+    "alias (for find). dispatch splits '/name rest' once at the first space.",
+    "test_commands_dispatch_runs_the_handler_with_its_arguments": "line.strip().removeprefix('/')"
+    ".partition(' ') gives the name and the rest; call the handler with the rest, stripped.",
+    "test_commands_an_alias_reaches_the_same_command": "add() files the command under each of "
+    "its aliases too, so find('m') returns the very object find('model') does.",
+    "test_commands_an_async_handler_is_awaited": "Call the handler; if inspect.isawaitable(result)"
+    ", await it before returning.",
+    "test_commands_unknown_name_suggests_the_nearest": "An unknown name returns one line, it "
+    "does not raise: 'unknown command /x. Did you mean /y? ...', with y from "
+    "difflib.get_close_matches over the names and aliases.",
+    "test_commands_help_lists_every_command": "Build the text from the registry itself: one line "
+    "per primary name, sorted, '/name usage — description (also /alias)'; help is registered in "
+    "__init__, so it lists itself.",
+    "test_commands_a_taken_name_is_refused": "Before adding, look up the name and every alias in "
+    "the dict of names and aliases; raise ValueError if one is there.",
+    "skills": "Stage one (the index, the listing) holds names, descriptions and paths only; "
+    "stage two (load, the tool, the commands) reads the body from the file when it is used.",
+    "test_skills_frontmatter_gives_name_and_description": "fields.get('name') or the folder's "
+    "name (path.parent.name); strip the quotes around a value.",
+    "test_skills_a_bad_file_is_one_problem_and_the_rest_load": "Catch the ValueError of one "
+    "file inside the loop, append f'{path}: {exc}' to problems, and continue with the next.",
+    "test_skills_listing_stays_within_the_budget_with_60_skills": "Measure the whole text "
+    "before you add a line: len(text) <= budget must hold for what you return, header included.",
+    "test_skills_listing_never_contains_a_body": "The listing line is '- name: description' and "
+    "nothing else; the body is read by load(), never by listing().",
+    "test_skills_listing_names_the_ones_whose_description_does_not_fit": "Start with every skill "
+    "named on the 'Also:' line; then move them, in order, to a described line while the whole "
+    "still fits.",
+    "test_skills_body_is_read_when_the_skill_is_used": "Keep the path in the Skill, not the "
+    "body; read the file in body() (and so in load()).",
+    "test_skills_tool_loads_a_body": "call(args) returns index.load(args['name'], "
+    "args.get('arguments') or '').",
+    "test_skills_tool_unknown_skill_names_the_nearest": "Let load()'s KeyError out as an "
+    "exception whose message names the unknown skill and difflib's nearest one.",
+    "test_skills_substitution_fills_arguments_and_positions": "$0 is the first word: words = "
+    "shlex.split(arguments), then words[int(n)], not words[int(n) - 1].",
+    "test_skills_substitution_keeps_what_it_cannot_fill": "One re.sub with a function: return "
+    "the match unchanged when there is no such word; afterwards, if nothing was used and "
+    "arguments is not empty, append a line 'ARGUMENTS: ...'.",
+    "test_skills_slash_command_runs_a_skill": "For each skill add Command(name, description, "
+    "handler) whose handler returns index.load(name, arguments); bind the name per skill (a "
+    "function that returns the lambda), not the loop variable.",
 }
 
 _levels: dict[str, int] = {}  # failing test -> the last level shown

@@ -17,14 +17,30 @@ from typing import Any
 from ..hooks import HookAction, HookEvent
 from ..permissions import Permission
 from ..types import Message, ToolCall, ToolSet
+from ._ref_commands import (
+    Command,
+    CommandRegistry,
+    Skill,
+    SkillIndex,
+    SkillTool,
+    add_skill_commands,
+    parse_frontmatter,
+    substitute,
+)
 from ._ref_mcp import McpError, McpToolAdapter, StdioClient, mcp_tools
 
 __all__ = [
     "BOUNDARY",
+    "Command",
+    "CommandRegistry",
     "CourseSession",
     "McpError",
     "McpToolAdapter",
+    "Skill",
+    "SkillIndex",
+    "SkillTool",
     "StdioClient",
+    "add_skill_commands",
     "batches",
     "build_system_prompt",
     "execute_calls",
@@ -33,7 +49,9 @@ __all__ = [
     "hooked_call",
     "make_session",
     "mcp_tools",
+    "parse_frontmatter",
     "run_call",
+    "substitute",
 ]
 
 

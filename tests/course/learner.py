@@ -411,6 +411,45 @@ BUGS = [
         "test_mcp_adapter_raises_when_the_tool_reports_an_error",
         slower=30,
     ),
+    Bug(
+        "skills-listing-carries-the-bodies",
+        "ch22",
+        "22",
+        "stage two in stage one",
+        'lines = "".join(f"\\n- {s.name}: {s.description}" for s in full)',
+        'lines = "".join(f"\\n- {s.name}: {s.description}\\n{s.body()}" for s in full)',
+        "test_skills_listing_never_contains_a_body",
+    ),
+    Bug(
+        "skills-listing-without-a-budget",
+        "ch22",
+        "22",
+        "limit ignored",
+        "        while named and len(text(full, named)) > budget:\n"
+        "            named.pop()  # even the names do not fit: the last goes\n"
+        "        while named and len(text([*full, named[0]], named[1:])) <= budget:\n"
+        "            full.append(named.pop(0))  # the next one gets its description\n",
+        "        full, named = named, []\n",
+        "test_skills_listing_stays_within_the_budget_with_60_skills",
+    ),
+    Bug(
+        "substitution-counts-from-one",
+        "ch22",
+        "22",
+        "off by one",
+        "        index = int(match.group(1))\n",
+        "        index = int(match.group(1)) - 1\n",
+        "test_skills_substitution_fills_arguments_and_positions",
+    ),
+    Bug(
+        "unknown-command-raises",
+        "ch22",
+        "22",
+        "exception instead of a line",
+        '            return f"unknown command /{name}.{hint} /help lists them all."\n',
+        '            raise KeyError(f"unknown command /{name}")\n',
+        "test_commands_unknown_name_suggests_the_nearest",
+    ),
 ]
 
 
