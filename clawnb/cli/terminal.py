@@ -43,21 +43,32 @@ def approval_view(
     from ..safety import command_display
 
     rows = command_display(command)
-    lines = display_safe(command).split("\n")
-    if len(lines) <= max_lines and len(command) <= max_chars:
+    # what is counted is what the screen shows: blank runs are already one row each
+    if len(rows) - 1 <= max_lines and len(command) <= max_chars:
         return rows, False
+    lines = display_safe(command).split("\n")
     number = len(str(len(lines)))
-
-    def row(i: int) -> str:
-        return f"{i + 1:>{number}} │ {_elide(lines[i], width)}"
-
-    if len(lines) <= head + tail:
-        shown = [row(i) for i in range(len(lines))]
+    # (first line, last line) of each shown row: a collapsed blank run spans several
+    spans: list[tuple[int, int, str]] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j - i > 2:  # command_display's blank_run
+            spans.append((i, j - 1, f"{'':>{number}} ⋮ ({j - i} blank lines)"))
+            i = j
+            continue
+        spans.append((i, i, f"{i + 1:>{number}} │ {_elide(lines[i], width)}"))
+        i += 1
+    if len(spans) <= head + tail:
+        shown = [text for _, _, text in spans]
     else:
-        hidden = len(lines) - head - tail
-        shown = [row(i) for i in range(head)]
+        first, last = spans[:head], spans[-tail:]
+        hidden = last[0][0] - first[-1][1] - 1
+        shown = [text for _, _, text in first]
         shown.append(f"{'':>{number}} ⋮ ({hidden} lines hidden here: v shows them)")
-        shown += [row(i) for i in range(len(lines) - tail, len(lines))]
+        shown += [text for _, _, text in last]
     shown.append(f"{rows[-1]} — shortened: v shows the whole command")
     return shown, True
 

@@ -608,7 +608,7 @@ def drive_chat(world: World) -> None:
     answer = {"deny": "n", "allow": "y", "always": "a"}[world.attack.data.get("approve", "deny")]
     log: list[str] = []
     prompts = [
-        r"\[y\]es / \[n\]o / \[a\]lways: ",
+        r"\[y\]es / \[n\]o / \[a\]lways(?: / \[v\]iew whole)?: ",  # v: a shortened command
         r"trust this folder\? .*: ",
         "you> ",
         r"execute this plan\? .*: ",  # plan mode's review: "plan_answer" (default n)
