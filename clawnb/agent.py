@@ -165,7 +165,7 @@ class _Loop:
                 except ToolsInterrupted as interrupted:
                     _append_round(messages, turn, interrupted.results)  # valid, even now
                     raise
-                _append_round(messages, turn, results)
+                _append_round(messages, turn, self._fit_round(turn, results))
             await self._after_turn(turn, messages)
             if not turn.tool_calls or phase.over():
                 text = turn.text or ""
@@ -173,6 +173,16 @@ class _Loop:
                 if phase.gate is not None:
                     await phase.gate.agent_end(text)
                 return text
+
+    def _fit_round(self, turn: AssistantTurn, results: list[str]) -> list[str]:
+        """One turn's results within the result limit's per-turn budget, when it has one
+        (:meth:`clawnb.tools.results.ResultLimiter.limit_round`: the largest are persisted
+        first, so ten parallel big reads cannot fill the window in one step)."""
+        limit_round = getattr(self.result_limit, "limit_round", None)
+        if limit_round is None:
+            return results
+        fitted: list[str] = limit_round(turn.tool_calls, results)
+        return fitted
 
     def _prepare(self, messages: list[Message]) -> None:
         if self.system_prompt is not None and not (

@@ -262,10 +262,14 @@ class ToolExecutor:
                     content = redact(content)
                     if gate is not None:
                         content = await gate.after_tool(call, content)
+            shown = content
             if self.result_limit is not None:
                 content = self.result_limit(call, content)
+                # the card shows the output itself; only the model's copy is a preview
+                card = getattr(self.result_limit, "card", None)
+                shown = card(call, shown) if card is not None else content
             if on_event is not None:
-                await emit(on_event, AgentEvent.ToolResult(call.id, call.name, content, outcome))
+                await emit(on_event, AgentEvent.ToolResult(call.id, call.name, shown, outcome))
             return content
         except asyncio.CancelledError:
             await _emit_quietly(

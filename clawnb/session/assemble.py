@@ -775,6 +775,11 @@ class _RedactSecrets:
     def __call__(self, call: ToolCall, content: str) -> str:
         return self.inner(call, redact(content))
 
+    def __getattr__(self, name: str) -> Any:  # the limiter's card and per-turn budget
+        if name == "inner" or name.startswith("__"):  # copy/pickle before __init__ ran
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
 
 def build_agent(
     config: Config | None = None,

@@ -11,7 +11,11 @@ import pytest
 from clawnb.agent import SimpleAgent
 from clawnb.providers.mock import MockProvider
 from clawnb.tools import BashTool, ReadTool, ResultLimiter, truncate_middle
+from clawnb.tools.results import DEFAULT_MAX_RESULT_CHARS, PREVIEW_CHARS
 from clawnb.types import AssistantTurn, Message, StopReason, ToolCall
+
+SAVED = re.compile(r"saved in full to (\S+?)\. Below")
+PREVIEW_MAX = PREVIEW_CHARS + 600  # the preview and its note (path, size, how to page)
 
 
 def test_truncate_middle_keeps_head_and_tail():
@@ -28,16 +32,18 @@ def test_truncate_middle_keeps_head_and_tail():
 def test_short_text_is_untouched():
     assert truncate_middle("short", 50_000) == "short"
     limiter = ResultLimiter()
-    assert limiter(ToolCall("c1", "read", {}), "x" * 50_000) == "x" * 50_000
+    text = "x" * DEFAULT_MAX_RESULT_CHARS
+    assert limiter(ToolCall("c1", "read", {}), text) == text
 
 
-def test_limiter_saves_full_result(tmp_path):
+def test_limiter_saves_full_result_and_gives_a_preview(tmp_path):
     limiter = ResultLimiter(max_chars=10_000, directory=tmp_path)
     content = "A" * 30_000 + "MIDDLE" + "Z" * 30_000
     out = limiter(ToolCall("call/1", "grep", {}), content)
-    assert len(out) <= 10_000
-    assert "[... truncated" in out and "MIDDLE" not in out
-    saved = re.search(r"saved to (\S+);", out).group(1)
+    assert len(out) <= PREVIEW_MAX
+    assert "60,006 chars" in out and "chars not shown" in out and "MIDDLE" not in out
+    assert out.rstrip().endswith("Z")  # the tail, where a long output has one
+    saved = SAVED.search(out).group(1)
     assert saved.startswith(str(tmp_path / "tool-results"))
     assert saved.endswith("-grep-call_1.txt")
     with open(saved) as fh:
@@ -47,7 +53,7 @@ def test_limiter_saves_full_result(tmp_path):
 def test_default_directory_is_created_lazily():
     limiter = ResultLimiter(max_chars=1000)
     out = limiter(ToolCall("c", "bash", {}), "y" * 5000)
-    saved = re.search(r"saved to (\S+);", out).group(1)
+    saved = SAVED.search(out).group(1)
     assert "clawnb-results-" in saved
     with open(saved) as fh:
         assert len(fh.read()) == 5000
@@ -75,9 +81,9 @@ async def test_limiter_in_the_loop(tmp_path):
     assert await agent.chat(messages) == "done"
     result = messages[2]
     assert isinstance(result, Message.ToolResult)
-    assert len(result.content) <= 5_000
+    assert len(result.content) <= PREVIEW_MAX
     assert result.content.count("line 0\n") == 1 and "line 19999" in result.content
-    saved = re.search(r"saved to (\S+);", result.content).group(1)
+    saved = SAVED.search(result.content).group(1)
     # the saved file is exactly what the tool returned, readable with the read tool
     assert await ReadTool().call({"path": saved}) == big.read_text()
 
@@ -85,5 +91,5 @@ async def test_limiter_in_the_loop(tmp_path):
 async def test_bash_output_is_limited_too(tmp_path):
     limiter = ResultLimiter(max_chars=2_000, directory=tmp_path)
     out = limiter(ToolCall("b", "bash", {}), await BashTool().call({"command": "seq 1 5000"}))
-    assert out.count("\n") < 500
-    assert "5000" in out
+    assert len(out) <= PREVIEW_MAX and "5,000 lines" in out
+    assert out.endswith("5000\n")  # the tail of a long output
