@@ -26,13 +26,42 @@ Rules beyond the book:
   (e.g. a :class:`~clawnb.usage.CostTracker`) so the cost figure includes it. A
   ``summarizer`` may stand in for the agent's provider (a cheaper model, or
   :class:`ExtractiveSummarizer` for offline sessions).
+
+Production compaction (seed 001), on top of the book's:
+
+* **When**: at ``max_tokens − output_reserve`` (:attr:`ContextManager.threshold`), so the
+  model's reply still fits after the history (never below half of ``max_tokens``).
+* **What the summariser reads**: the *full* transcript of the part being summarised —
+  every message whole, tool calls with their arguments, tool results as the model saw them
+  (a persisted result is its preview and path) — not 100-character clips.
+* **How**: one call with no tools, in two phases: the model first writes an
+  ``<analysis>`` going through the transcript in order, then the ``<summary>`` with fixed
+  sections (requests, files and cells, errors and fixes, decisions, current task, next
+  step); only the summary is kept. ``focus`` (``/compact FOCUS``) adds what to stress.
+* **What is kept besides**: every request the person made, word for word (long ones
+  clipped), listed after the summary by clawnb itself — a weak model cannot lose them; and the
+  files most recently read (``read``, ``notebook_read``), re-attached as they are on disk now
+  within a token budget. The skills in use are given back by the session
+  (:meth:`clawnb.skills.runtime.SessionSkills.after_compaction`, keyed on ``compactions``).
+* **Circuit breaker**: a summary that fails (an HTTP 500, a timeout) never fails the turn
+  whose answer already arrived; after :data:`MAX_FAILURES` failures in a row the manager
+  stops asking for summaries and drops the oldest turns instead (whole turns, so every tool
+  call keeps its results), and says so once (a warning, and :attr:`ContextManager.notes`).
+  A forced ``/compact`` still tries, and a success closes the breaker again.
+* Automatic, forced (:meth:`~ContextManager.compact_now`) and emergency
+  (:meth:`~ContextManager.recover`, after the server refused the request) compaction all go
+  through :meth:`~ContextManager.compact`; ``on_compact`` hears of each one
+  (:class:`Compaction`), the place a ``compact`` hook attaches.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from .errors import ContextOverflowError
 from .types import (
@@ -40,30 +69,67 @@ from .types import (
     AssistantTurn,
     Message,
     StopReason,
+    System,
     TokenUsage,
     ToolDefinition,
+    User,
     complete,
 )
 
 __all__ = [
+    "MAX_FAILURES",
     "SUMMARY_PREFIX",
+    "Compaction",
     "ContextManager",
     "ExtractiveSummarizer",
     "estimate_tokens",
+    "full_transcript",
+    "summary_body",
 ]
 
 log = logging.getLogger(__name__)
 
 SUMMARY_PREFIX = "[Conversation summary]: "
-SUMMARY_REQUEST = (
-    "Summarize this conversation history in 2-3 sentences, preserving key facts and decisions:\n\n"
-)
+SUMMARY_REQUEST = "Summarize this conversation history in 2-3 sentences, preserving key facts and decisions:\n\n"  # the book's request (ch18); clawnb sends COMPACTION_REQUEST
+COMPACTION_REQUEST = """\
+The conversation below is about to be removed from your context; only your summary will be \
+kept, and the work must go on from it alone. Do not call any tools: answer with text only, in \
+two parts.
+
+First, inside <analysis></analysis>, go through the transcript in order and note: each \
+request the person made; every file and notebook cell read, written or edited, and why; each \
+error met and how it was fixed; the decisions taken; what was being done last.
+
+Then, inside <summary></summary>, write the summary with these sections:
+1. Requests: every request the person made, in order, word for word where short.
+2. Files and cells: each one touched (path, cell id), what was done to it and why.
+3. Errors and fixes: each error met, and how it was fixed (or that it is still open).
+4. Decisions: what was decided, and why.
+5. Current task: what was being worked on at the end of the transcript.
+6. Next step: what to do next, in line with the person's latest request.
+
+Only the summary is kept; the analysis is discarded.{focus}
+
+<transcript>
+{transcript}
+</transcript>"""
+FOCUS_LINE = "\n\nThe person asked this summary to pay particular attention to: {focus}"
 FALLBACK_SUMMARY = "Previous conversation."
+REQUESTS_HEADER = "\n\n[Requests from the person so far, in order (verbatim; long ones clipped)]"
+FILES_HEADER = "\n\n[Files read recently, as they are now (re-attached after compaction)]"
+MAX_FAILURES = 3  # consecutive summary failures before the circuit breaker opens
 
 _CHARS_PER_TOKEN = 4
 _MESSAGE_OVERHEAD = 4  # role markers and separators the server adds per message
-_TOOL_PREVIEW = 100
+_TOOL_PREVIEW = 100  # the book's clip of a tool result in its transcript
 _TEXT_PREVIEW = 2000
+_FULL_LIMIT = 40_000  # one message in the summariser's transcript (results are already limited)
+_ARGS_LIMIT = 2_000
+_REQUEST_CHARS = 600  # one request in the verbatim list
+_REATTACH_FILES = 5
+_REATTACH_FILE_TOKENS = 5_000
+_READ_TOOLS = ("read", "notebook_read")
+_REMINDER = re.compile(r"\n*<system-reminder>.*?</system-reminder>", re.DOTALL)
 
 
 def estimate_tokens(messages: list[Message]) -> int:
@@ -119,8 +185,122 @@ def transcript(messages: list[Message]) -> str:
     return "\n".join(lines)
 
 
+def _clip_middle(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} chars not shown ...]\n{text[-half:]}"
+
+
+def _person_said(msg: User) -> str:
+    """What the person wrote: the label front ends show, else the content without the
+    reminders clawnb attached."""
+    return msg.label if msg.label is not None else _REMINDER.sub("", msg.content).strip()
+
+
+def summary_body(text: str | Message) -> str:
+    """A summary message's text without its prefix and the sections clawnb adds (requests,
+    files): what the model wrote. An earlier summary is summarised again by this part only;
+    the requests are carried over separately and the files re-read."""
+    if isinstance(text, System):
+        text = text.content
+    elif isinstance(text, Message):
+        return ""
+    text = text[len(SUMMARY_PREFIX) :] if text.startswith(SUMMARY_PREFIX) else text
+    for header in (REQUESTS_HEADER, FILES_HEADER):
+        text = text.split(header, 1)[0]
+    return text
+
+
+def _earlier_requests(text: str) -> list[str]:
+    """The verbatim requests listed in an earlier summary."""
+    if REQUESTS_HEADER not in text:
+        return []
+    block = text.split(REQUESTS_HEADER, 1)[1].split(FILES_HEADER, 1)[0]
+    requests: list[str] = []
+    for line in block.splitlines():
+        if line.startswith("- "):
+            requests.append(line[2:])
+        elif line.startswith("  ") and requests:
+            requests[-1] += "\n" + line[2:]
+    return requests
+
+
+def full_transcript(messages: list[Message]) -> str:
+    """The part of the history to summarise, whole: every message, tool calls with their
+    arguments, tool results as the model saw them (a persisted result is its preview)."""
+    names: dict[str, str] = {}
+    lines: list[str] = []
+    for msg in messages:
+        match msg:
+            case Message.User():
+                lines.append(f"[person] {_clip_middle(_person_said(msg), _FULL_LIMIT)}")
+            case Message.Assistant(turn=turn):
+                if turn.text:
+                    lines.append(f"[assistant] {_clip_middle(turn.text, _FULL_LIMIT)}")
+                for call in turn.tool_calls:
+                    names[call.id] = call.name
+                    args = (
+                        call.invalid_arguments
+                        if call.invalid_arguments is not None
+                        else json.dumps(call.arguments, ensure_ascii=False)
+                    )
+                    lines.append(f"[tool call {call.name}] {_clip_middle(args, _ARGS_LIMIT)}")
+            case Message.ToolResult(id=call_id, content=content):
+                name = names.get(call_id, "tool")
+                lines.append(f"[result of {name}] {_clip_middle(content, _FULL_LIMIT)}")
+            case Message.System(content=text):
+                if _is_summary(msg):
+                    lines.append(f"[summary of the conversation before] {summary_body(text)}")
+                else:
+                    lines.append(f"[system] {_clip_middle(text, _FULL_LIMIT)}")
+    return "\n\n".join(lines)
+
+
+def _final_summary(text: str | None) -> str:
+    """The ``<summary>`` of a two-phase answer (the analysis dropped); an answer without the
+    tags is taken whole, less any analysis."""
+    if not text or not text.strip():
+        return FALLBACK_SUMMARY
+    match = re.search(r"<summary>(.*?)(?:</summary>|$)", text, re.DOTALL)
+    if match and match.group(1).strip():
+        return match.group(1).strip()
+    stripped = re.sub(r"<analysis>.*?(</analysis>|$)", "", text, flags=re.DOTALL).strip()
+    return stripped or FALLBACK_SUMMARY
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What one compaction did, for ``on_compact`` (the ``compact`` hook's payload):
+    ``trigger`` is ``"auto"``, ``"manual"`` or ``"emergency"``; ``how`` is ``"summary"`` or
+    ``"dropped"`` (the circuit breaker's or an overflow's fallback)."""
+
+    trigger: str
+    how: str
+    messages: int  # how many messages it replaced
+    files: tuple[str, ...] = ()  # re-attached
+    focus: str | None = None
+    tokens_after: int = 0
+
+
+@dataclass
+class _Breaker:
+    failures: int = 0  # consecutive
+    open: bool = False
+    told: bool = False
+    last_error: str = ""
+    history: list[str] = field(default_factory=list)
+
+
 class ContextManager:
-    """Counts tokens and compacts the history when it reaches ``max_tokens``."""
+    """Counts tokens and compacts the history when it reaches its threshold.
+
+    ``max_tokens`` is the context budget (the window, or what a server named of it);
+    ``output_reserve`` the room kept for the reply, so compaction starts at
+    ``max_tokens − output_reserve`` (:attr:`threshold`). ``workspace`` is where re-attached
+    files are read from (only files inside it are); ``reattach_tokens`` caps them together.
+    ``on_compact`` is called with a :class:`Compaction` after each one.
+    """
 
     def __init__(
         self,
@@ -129,19 +309,41 @@ class ContextManager:
         *,
         summarizer: AnyProvider | None = None,
         on_usage: Callable[[TokenUsage], object] | None = None,
+        output_reserve: int = 0,
+        workspace: str | Path | None = None,
+        reattach_tokens: int = 20_000,
+        on_compact: Callable[[Compaction], object] | None = None,
     ) -> None:
         if max_tokens <= 0:
             raise ValueError("max_tokens must be positive")
         if preserve_recent < 0:
             raise ValueError("preserve_recent must not be negative")
+        if output_reserve < 0 or reattach_tokens < 0:
+            raise ValueError("output_reserve and reattach_tokens must not be negative")
         self.max_tokens = max_tokens
         self.preserve_recent = preserve_recent
         self.summarizer = summarizer
         self.on_usage = on_usage
+        self.output_reserve = output_reserve
+        self.workspace = Path(workspace) if workspace is not None else None
+        self.reattach_tokens = reattach_tokens
+        self.on_compact = on_compact
         self.tokens_used = 0  # the book's counter: everything recorded so far
-        self.context_tokens = 0  # what the next request will carry (compared with max_tokens)
+        self.context_tokens = 0  # what the next request will carry (compared with threshold)
         self.compactions = 0
+        self.notes: list[str] = []  # what the person was told (the circuit breaker)
+        self._breaker = _Breaker()
         self._recorded = False  # usage recorded since the last maybe_compact
+
+    @property
+    def threshold(self) -> int:
+        """Where compaction starts: the budget less the output reserve (at least half of it)."""
+        return max(self.max_tokens - self.output_reserve, self.max_tokens // 2, 1)
+
+    @property
+    def breaker_open(self) -> bool:
+        """Whether summaries are off after :data:`MAX_FAILURES` failures in a row."""
+        return self._breaker.open
 
     def record(self, usage: TokenUsage) -> None:
         """Note what one model turn consumed (input + output tokens)."""
@@ -151,11 +353,12 @@ class ContextManager:
         self._recorded = True
 
     def should_compact(self) -> bool:
-        return self.context_tokens >= self.max_tokens
+        return self.context_tokens >= self.threshold
 
     async def maybe_compact(self, provider: AnyProvider, messages: list[Message]) -> bool:
         """After a turn: bring ``context_tokens`` up to date and compact if it reached the
-        limit. Returns whether it compacted."""
+        threshold. Returns whether the history changed. Never raises for a failed summary:
+        the turn's answer already arrived (see the circuit breaker in the module docstring)."""
         if self._recorded:
             # The report covered everything up to the latest Assistant turn; add what came
             # after it (tool results).
@@ -170,12 +373,37 @@ class ContextManager:
         self.fit_window(getattr(provider, "context_window", None))
         if not self.should_compact():
             return False
+        if self._breaker.open:
+            return self._drop_oldest(messages, "auto") > 0
         try:
-            return await self.compact(provider, messages)
+            return await self.compact(provider, messages, trigger="auto")
         except ContextOverflowError:
             # the summary request itself no longer fits: drop the middle instead of failing a
             # turn that was answered
             return self._drop(messages, self.preserve_recent) > 0
+        except Exception as exc:  # noqa: BLE001 - a failed summary is not the turn's failure
+            self._failed(exc)
+            return self._breaker.open and self._drop_oldest(messages, "auto") > 0
+
+    def _failed(self, exc: Exception) -> None:
+        """Count a failed summary; at :data:`MAX_FAILURES` in a row, open the breaker and say
+        so — once."""
+        breaker = self._breaker
+        breaker.failures += 1
+        breaker.last_error = f"{type(exc).__name__}: {exc}"
+        log.info("compaction summary failed (%d in a row): %s", breaker.failures, exc)
+        if breaker.failures >= MAX_FAILURES and not breaker.open:
+            breaker.open = True
+            if not breaker.told:
+                breaker.told = True
+                note = (
+                    f"compaction failed {breaker.failures} times in a row "
+                    f"({breaker.last_error[:200]}): no more summaries this session; the "
+                    "oldest turns are dropped instead when the context fills up "
+                    "(/compact tries a summary again)"
+                )
+                self.notes.append(note)
+                log.warning(note)
 
     def fit_window(self, window: int | None) -> str | None:
         """Lower ``max_tokens`` to three quarters of a context ``window`` the server named (its
@@ -191,25 +419,26 @@ class ContextManager:
         not earlier summaries), before the preserved tail of ``keep`` messages (default
         ``preserve_recent``; never inside a tool round)."""
         keep = self.preserve_recent if keep is None else keep
-        keep_start = 0
-        while (
-            keep_start < len(messages)
-            and isinstance(messages[keep_start], Message.System)
-            and not _is_summary(messages[keep_start])
-        ):
-            keep_start += 1
+        keep_start = _prompt_end(messages)
         end = max(len(messages) - keep, keep_start)
         while keep_start < end < len(messages) and isinstance(messages[end], Message.ToolResult):
             end -= 1
         return keep_start, end
 
     async def compact(
-        self, provider: AnyProvider, messages: list[Message], *, keep: int | None = None
+        self,
+        provider: AnyProvider,
+        messages: list[Message],
+        *,
+        keep: int | None = None,
+        focus: str | None = None,
+        trigger: str = "manual",
     ) -> bool:
         """Summarise the middle of ``messages`` in place, keeping the last ``keep`` messages
         (default ``preserve_recent``) word for word. Returns whether anything changed.
 
-        Provider errors propagate and leave ``messages`` untouched.
+        The one compaction every path uses (automatic, forced, emergency). Provider errors
+        propagate and leave ``messages`` untouched; a success closes the circuit breaker.
         """
         keep = self.preserve_recent if keep is None else keep
         if len(messages) <= keep + 1:
@@ -218,13 +447,22 @@ class ContextManager:
         middle = messages[start:end]
         if not middle:
             return False
-        request: list[Message] = [Message.User(SUMMARY_REQUEST + transcript(middle))]
+        focus_line = FOCUS_LINE.format(focus=focus.strip()) if focus and focus.strip() else ""
+        request: list[Message] = [
+            Message.User(
+                COMPACTION_REQUEST.format(focus=focus_line, transcript=full_transcript(middle))
+            )
+        ]
         source = self.summarizer if self.summarizer is not None else provider
         turn = await complete(source, request, [])
         if turn.usage is not None and self.on_usage is not None:
             self.on_usage(turn.usage)
-        summary = turn.text if turn.text else FALLBACK_SUMMARY
-        rebuilt = [*messages[:start], Message.System(SUMMARY_PREFIX + summary), *messages[end:]]
+        self._breaker = _Breaker(told=self._breaker.told)
+        summary = _final_summary(turn.text)
+        requests = self._requests_block(middle)
+        files, attached = self._files_block(middle, messages[end:])
+        content = SUMMARY_PREFIX + summary + requests + files
+        rebuilt = [*messages[:start], Message.System(content), *messages[end:]]
         messages[:] = rebuilt
         self.compactions += 1
         self.tokens_used //= 3
@@ -234,18 +472,128 @@ class ContextManager:
                 "history still ~%d tokens after compaction (limit %d): the %d preserved "
                 "messages alone are too large",
                 self.context_tokens,
-                self.max_tokens,
+                self.threshold,
                 len(messages) - start - 1,
             )
+        self._report(Compaction(trigger, "summary", len(middle), attached, focus))
         return True
 
-    async def compact_now(self, provider: AnyProvider, messages: list[Message]) -> bool:
-        """``/compact``: the usual compaction, or — when the history is still too short for it
-        to touch anything — a summary of the whole conversation. False only when there is
-        nothing but the system prompt (and summaries)."""
-        if await self.compact(provider, messages):
-            return True
-        return await self.compact(provider, messages, keep=0)
+    def _report(self, event: Compaction) -> None:
+        if self.on_compact is None:
+            return
+        event = Compaction(
+            event.trigger,
+            event.how,
+            event.messages,
+            event.files,
+            event.focus,
+            self.context_tokens,
+        )
+        try:
+            self.on_compact(event)
+        except Exception:  # noqa: BLE001 - a listener must not undo a compaction
+            log.exception("on_compact listener failed")
+
+    def _requests_block(self, middle: list[Message]) -> str:
+        """Every request the person made in ``middle`` (and those an earlier summary listed),
+        word for word up to :data:`_REQUEST_CHARS` each; the oldest are left out when the
+        list would take more than an eighth of the threshold."""
+        requests: list[str] = []
+        for msg in middle:
+            if isinstance(msg, System) and _is_summary(msg):
+                requests += _earlier_requests(msg.content)
+            elif isinstance(msg, User):
+                said = _person_said(msg)
+                if said:
+                    requests.append(_clip(said, _REQUEST_CHARS))
+        if not requests:
+            return ""
+        budget = max(self.threshold // 8, 50) * _CHARS_PER_TOKEN
+        kept: list[str] = []
+        used = 0
+        for text in reversed(requests):
+            entry = "- " + text.replace("\n", "\n  ")
+            if kept and used + len(entry) > budget:
+                break
+            kept.insert(0, entry)
+            used += len(entry) + 1
+        omitted = len(requests) - len(kept)
+        lines = ([f"- ({omitted} earlier requests not listed)"] if omitted else []) + kept
+        return REQUESTS_HEADER + "\n" + "\n".join(lines)
+
+    def _files_block(
+        self, middle: list[Message], tail: list[Message]
+    ) -> tuple[str, tuple[str, ...]]:
+        """The files read in ``middle`` (latest first, not read again in ``tail``), as they are
+        now, within the re-attach budget: ``(text, paths)``."""
+        budget = min(self.reattach_tokens, self.threshold // 4) * _CHARS_PER_TOKEN
+        if budget <= 0:
+            return "", ()
+        in_tail = {path for path, _ in _reads(tail, {})}
+        results = {m.id: m.content for m in middle if isinstance(m, Message.ToolResult)}
+        seen: set[str] = set()
+        parts: list[str] = []
+        attached: list[str] = []
+        used = 0
+        for path, seen_text in reversed(_reads(middle, results)):
+            if path in seen or path in in_tail or "tool-results" in Path(path).parts:
+                continue  # a persisted result is paged through, not re-attached whole
+            seen.add(path)
+            text = self._current_text(path)
+            if text is None:
+                text = seen_text
+            if text is None:
+                continue
+            room = min(_REATTACH_FILE_TOKENS * _CHARS_PER_TOKEN, budget - used)
+            if room < 200:
+                break
+            text = _clip_middle(text, room)
+            parts.append(f"--- {path} ---\n{text}")
+            attached.append(path)
+            used += len(text)
+            if len(attached) >= _REATTACH_FILES:
+                break
+        if not parts:
+            return "", ()
+        return FILES_HEADER + "\n" + "\n\n".join(parts), tuple(attached)
+
+    def _current_text(self, path: str) -> str | None:
+        """The file at ``path`` as it is now, if it is a text file inside the workspace (keys
+        redacted, as in every tool result); ``None`` otherwise (the last read is used)."""
+        if self.workspace is None or path.endswith(".ipynb"):
+            return None
+        target = Path(path) if Path(path).is_absolute() else self.workspace / path
+        try:
+            resolved = target.resolve()
+            resolved.relative_to(self.workspace.resolve())
+            if not resolved.is_file():
+                return None
+            with resolved.open("rb") as fh:
+                data = fh.read(_REATTACH_FILE_TOKENS * _CHARS_PER_TOKEN * 2)
+        except (OSError, ValueError):
+            return None
+        if b"\0" in data:
+            return None
+        from .control.secrets import redact
+
+        return redact(data.decode("utf-8", errors="replace"))
+
+    async def compact_now(
+        self, provider: AnyProvider, messages: list[Message], *, focus: str | None = None
+    ) -> bool:
+        """``/compact [focus]``: the usual compaction, or — when the history is still too
+        short for it to touch anything — a summary of the whole conversation. False only when
+        there is nothing but the system prompt (and summaries). Errors propagate (the person
+        asked, and is told why it failed); they count toward the circuit breaker."""
+        try:
+            if await self.compact(provider, messages, focus=focus):
+                return True
+            return await self.compact(provider, messages, keep=0, focus=focus)
+        except ContextOverflowError:
+            raise
+        except Exception as exc:
+            self._failed(exc)
+            raise
 
     async def recover(
         self, provider: AnyProvider, messages: list[Message], error: Exception | None = None
@@ -256,26 +604,34 @@ class ContextManager:
 
         When the error names the window, ``max_tokens`` drops to three quarters of it, so
         later turns compact in time. Everything before the current request is summarised;
-        if the summary request does not fit either, those messages are dropped (a note says
-        so in their place). Returns what was done, in words, or ``None`` when nothing before
-        the current request is left to cut (the request alone is too long).
+        if the summary request does not fit either, or fails, or the circuit breaker is open,
+        those messages are dropped (a note says so in their place). Returns what was done, in
+        words, or ``None`` when nothing before the current request is left to cut (the
+        request alone is too long).
         """
         window = getattr(error, "context_window", None) or getattr(provider, "context_window", None)
         budget = self.fit_window(window)
         notes = [budget] if budget else []
         keep = _current_request(messages)
         try:
-            changed = await self.compact(provider, messages, keep=keep)
+            if self._breaker.open:
+                raise _BreakerOpen
+            changed = await self.compact(provider, messages, keep=keep, trigger="emergency")
             what = "summarised the earlier conversation"
-        except ContextOverflowError:
+        except (ContextOverflowError, _BreakerOpen):
             dropped = self._drop(messages, keep)
             changed = dropped > 0
             what = f"dropped the {dropped} oldest messages (too long even to summarise)"
+        except Exception as exc:  # noqa: BLE001 - the request must still go out
+            self._failed(exc)
+            dropped = self._drop(messages, keep)
+            changed = dropped > 0
+            what = f"dropped the {dropped} oldest messages (the summary failed)"
         if not changed:
             return None
         return "; ".join([what, *notes])
 
-    def _drop(self, messages: list[Message], keep: int) -> int:
+    def _drop(self, messages: list[Message], keep: int, trigger: str = "emergency") -> int:
         """Replace everything between the system prompt and the last ``keep`` messages with a
         note saying they were dropped; returns how many went."""
         start, end = self._split(messages, keep)
@@ -289,6 +645,37 @@ class ContextManager:
         messages[:] = [*messages[:start], note, *messages[end:]]
         self.compactions += 1
         self.context_tokens = estimate_tokens(messages)
+        self._report(Compaction(trigger, "dropped", count))
+        return count
+
+    def _drop_oldest(self, messages: list[Message], trigger: str) -> int:
+        """The circuit breaker's fallback: drop whole turns, oldest first, until the history is
+        under the threshold (or only the current request is left). A cut falls only before a
+        person's message, so every tool call keeps its results. An earlier summary is kept
+        (with a line saying how much went since). Returns how many messages went."""
+        start = _prompt_end(messages)
+        kept_summary = (
+            messages[start] if start < len(messages) and _is_summary(messages[start]) else None
+        )
+        first = start + 1 if kept_summary is not None else start
+        cuts = [i for i in range(first + 1, len(messages)) if isinstance(messages[i], Message.User)]
+        if not cuts:
+            return 0
+        cut = cuts[-1]
+        for candidate in cuts:
+            if estimate_tokens(messages[:first] + messages[candidate:]) < self.threshold:
+                cut = candidate
+                break
+        count = cut - first
+        line = f"({count} earlier messages were dropped to make room; no summary of them was made.)"
+        if isinstance(kept_summary, System):
+            note = Message.System(f"{kept_summary.content}\n\n{line}")
+        else:
+            note = Message.System(SUMMARY_PREFIX + line)
+        messages[:] = [*messages[:start], note, *messages[cut:]]
+        self.compactions += 1
+        self.context_tokens = estimate_tokens(messages)
+        self._report(Compaction(trigger, "dropped", count))
         return count
 
     def __repr__(self) -> str:
@@ -296,6 +683,34 @@ class ContextManager:
             f"ContextManager(context_tokens={self.context_tokens}, max_tokens={self.max_tokens}, "
             f"preserve_recent={self.preserve_recent}, compactions={self.compactions})"
         )
+
+
+class _BreakerOpen(Exception):
+    """Internal: the emergency path skips the summary while the breaker is open."""
+
+
+def _prompt_end(messages: list[Message]) -> int:
+    """Index after the leading System messages that are the prompt (not summaries)."""
+    i = 0
+    while (
+        i < len(messages)
+        and isinstance(messages[i], Message.System)
+        and not _is_summary(messages[i])
+    ):
+        i += 1
+    return i
+
+
+def _reads(messages: list[Message], results: dict[str, str]) -> list[tuple[str, str | None]]:
+    """``(path, what the read returned)`` for each read tool call in ``messages``, in order."""
+    found: list[tuple[str, str | None]] = []
+    for msg in messages:
+        if isinstance(msg, Message.Assistant):
+            for call in msg.turn.tool_calls:
+                path = call.arguments.get("path") if isinstance(call.arguments, dict) else None
+                if call.name in _READ_TOOLS and isinstance(path, str) and path:
+                    found.append((path, results.get(call.id)))
+    return found
 
 
 def _current_request(messages: list[Message]) -> int:
@@ -316,7 +731,10 @@ class ExtractiveSummarizer:
 
     async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
         text = messages[-1].content if messages and isinstance(messages[-1], Message.User) else ""
-        body = text.split("\n\n", 1)[-1]
+        if "<transcript>" in text:  # clawnb's two-phase request: summarise the transcript only
+            body = text.split("<transcript>", 1)[1].rsplit("</transcript>", 1)[0]
+        else:
+            body = text.split("\n\n", 1)[-1]
         lines = [line for line in body.splitlines() if line.strip()]
         half = max(1, self.max_chars // 2)
         head: list[str] = []

@@ -468,10 +468,11 @@ class AgentSession:
             prompt = f"{prompt}\n\n<system-reminder>\n{body}\n</system-reminder>"
         return Message.User(prompt) if label is None else Message.User(prompt, label=label)
 
-    async def compact(self) -> bool:
-        """Compact now, whatever the token count (``/compact``): also a history shorter than
-        ``preserve_recent`` is summarised; False only when there is nothing to summarise."""
-        return await self.context.compact_now(self.provider, self.history)
+    async def compact(self, focus: str | None = None) -> bool:
+        """Compact now, whatever the token count (``/compact [focus]``): also a history shorter
+        than ``preserve_recent`` is summarised, ``focus`` saying what the summary should
+        stress; False only when there is nothing to summarise."""
+        return await self.context.compact_now(self.provider, self.history, focus=focus)
 
     async def command(self, line: str, on_event: AgentEventCallback | None = None) -> str | None:
         """Run a ``/command`` from Python, as the chat and ``%claw`` run it (the one registry,
@@ -855,11 +856,17 @@ def build_agent(
     cost = CostTracker.for_model(model_name, config)
     if offline:
         cost = CostTracker(0.0, 0.0, model=model_name)  # a script costs nothing, and says so
+    from ..config import DEFAULT_MAX_OUTPUT_TOKENS
+
     context = ContextManager(
         config.max_context_tokens,
         config.preserve_recent,
         summarizer=summarizer,
         on_usage=cost.record,
+        # compaction starts this far below the budget, so the reply still fits
+        output_reserve=config.generation_for(model_name).max_output_tokens
+        or DEFAULT_MAX_OUTPUT_TOKENS,
+        workspace=ws,  # the recently read files are re-attached from here
     )
     approvals = ApprovalProxy(approve)
     questions = InputProxy(input_handler)

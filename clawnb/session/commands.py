@@ -359,7 +359,7 @@ def _cost(ctx: CommandContext) -> str:
 async def _compact(ctx: CommandContext) -> str:
     session = ctx.engine
     before = len(session.history)
-    if await session.compact():
+    if await session.compact(ctx.args or None):
         return f"compacted: {before} → {len(session.history)} messages"
     return "nothing to compact yet"
 

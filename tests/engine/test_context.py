@@ -12,6 +12,7 @@ from clawnb.context import (
     ContextManager,
     ExtractiveSummarizer,
     estimate_tokens,
+    summary_body,
 )
 from clawnb.errors import ProviderError
 from clawnb.providers.mock import MockProvider, MockStreamProvider
@@ -66,14 +67,15 @@ async def test_compaction_never_splits_a_tool_round():
     cm = ContextManager(10, 2)
     assert await cm.compact(MockProvider([_text("S")]), messages)
     assert messages[0] == Message.System("sys")
-    assert messages[1] == Message.System(SUMMARY_PREFIX + "S")
+    assert summary_body(messages[1]) == "S"
+    assert messages[1].content.startswith(SUMMARY_PREFIX)
     assert isinstance(messages[2], Message.Assistant)
     assert [c.id for c in messages[2].turn.tool_calls] == ["c2", "c3"]
     assert messages[-1] == Message.Assistant(_text("done"))
     assert_invariant(messages)
 
 
-async def test_summary_request_has_no_tools_and_a_transcript():
+async def test_summary_request_has_no_tools_and_the_whole_transcript():
     seen = {}
 
     class Spy:
@@ -90,10 +92,10 @@ async def test_summary_request_has_no_tools_and_a_transcript():
     await ContextManager(10, 1).compact(Spy(), messages)
     assert seen["tools"] == []
     (request,) = seen["messages"]
-    assert request.content.startswith("Summarize this conversation history")
-    assert "  [tool: read]" in request.content
-    assert "  Tool result: " + "z" * 100 + "..." in request.content
-    assert "z" * 101 not in request.content
+    assert "<analysis>" in request.content and "<summary>" in request.content
+    assert '[tool call read] {"path": "/dev/null#c1"}' in request.content
+    assert "[result of read] " + "z" * 500 + "\n" in request.content  # whole, not a clip
+    assert "[person] " + ("hello " * 300).strip() in request.content
 
 
 async def test_summaries_do_not_pile_up():
@@ -116,7 +118,7 @@ async def test_summaries_do_not_pile_up():
 async def test_none_text_summary_falls_back():
     messages = [Message.User("a"), Message.User("b"), Message.User("c")]
     await ContextManager(10, 1).compact(MockProvider([_text(None)]), messages)
-    assert messages[0] == Message.System(SUMMARY_PREFIX + "Previous conversation.")
+    assert summary_body(messages[0]) == "Previous conversation."
 
 
 async def test_provider_error_leaves_history_untouched():
@@ -175,7 +177,7 @@ async def test_summary_usage_and_separate_summarizer():
     cm = ContextManager(10, 1, summarizer=summarizer, on_usage=counted.append)
     messages = [Message.User("a"), Message.User("b"), Message.User("c")]
     await cm.compact(MockProvider([]), messages)  # the agent's provider is not called
-    assert messages[0].content == SUMMARY_PREFIX + "cheap summary"
+    assert summary_body(messages[0]) == "cheap summary"
     assert counted == [TokenUsage(50, 7)]
 
 
@@ -200,7 +202,8 @@ async def test_loop_compacts_after_a_turn_with_usage():
     assert await agent.chat(messages) == "first answer"
     assert cm.compactions == 1
     assert messages[0] == Message.System("sys")
-    assert messages[1] == Message.System(SUMMARY_PREFIX + "summary of it all")
+    assert summary_body(messages[1]) == "summary of it all"
+    assert messages[1].content.startswith(SUMMARY_PREFIX)
     assert_invariant(messages)
 
 
