@@ -295,6 +295,8 @@ class NotebookSession:
             record=_here(options.record) if options.record else None,
             checkpoints=checkpoints,
         )
+        if _own(old) and old.workspace == agent.workspace:
+            agent.keep_allowed(old.allowed_for_session())  # the person's answers still hold
         for line in agent.notices:  # an MCP server that failed to start, or was not trusted
             print(f"warning: {scrub(line)}")
         return agent

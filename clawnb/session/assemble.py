@@ -319,6 +319,15 @@ class AgentSession:
         permissions = getattr(self.gate, "permissions", None)
         return sorted(permissions.session_allows) if permissions is not None else []
 
+    def keep_allowed(self, tools: Iterable[str]) -> None:
+        """Carry "Always allow" answers over to this session (a front end rebuilding the
+        session for the same workspace: a changed config, another model). The gate still
+        decides: a deny rule or a control file is asked about or refused as before."""
+        permissions = getattr(self.gate, "permissions", None)
+        if permissions is not None:
+            for tool in tools:
+                permissions.record_session_allow(tool)
+
     def read_only_bash(self) -> Tool | None:
         """A bash tool confined to a read-only sandbox (whole file system read-only, no
         network) for plan mode, or ``None`` without a working sandbox (plan mode then keeps
