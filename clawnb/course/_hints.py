@@ -271,6 +271,9 @@ NUDGES: dict[str, str] = {
     "tool's own name, without the prefix.",
     "test_mcp_adapter_returns_the_text_blocks_joined": "Take the blocks of result['content'] "
     "whose type is 'text' and join their text with newlines.",
+    "test_mcp_adapter_is_a_tool_the_agent_can_call": "The loop finds a tool by "
+    "definition.name and awaits call(arguments): the adapter needs both, with the long name "
+    "the model uses.",
     "test_mcp_adapter_raises_when_the_tool_reports_an_error": "Look at result.get('isError'): "
     "when it is true, raise McpError with the text instead of returning it.",
     # ch22

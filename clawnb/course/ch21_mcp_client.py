@@ -165,7 +165,8 @@ async def test_mcp_client_initializes_then_says_initialized(impl, tmp):
         "tools/list",
     ]
     first, second, third = sent
-    assert first["jsonrpc"] == "2.0" and "id" in first
+    assert first["jsonrpc"] == "2.0"
+    assert "id" in first
     assert isinstance(first["params"]["protocolVersion"], str)
     assert isinstance(first["params"]["capabilities"], dict)
     assert first["params"]["clientInfo"]["name"]
@@ -193,7 +194,8 @@ async def test_mcp_client_raises_on_an_error_response(impl, tmp):
     try:
         await client.start()
         error = await error_of(client.call_tool("nope", {}))
-        assert error is not None and "unknown tool: nope" in str(error)
+        assert error is not None, "an error response came back as if it were a result"
+        assert "unknown tool: nope" in str(error)
         tools = await client.list_tools()  # the connection is still good
         assert [t["name"] for t in tools] == ["echo"]
     finally:
@@ -209,7 +211,7 @@ async def test_mcp_client_reports_a_server_that_crashes_mid_call(impl, tmp):
         await client.start()
         start = time.monotonic()
         error = await error_of(client.call_tool("crash", {}))
-        assert error is not None
+        assert error is not None, "the call to a server that died returned instead of raising"
         assert time.monotonic() - start < 3
     finally:
         await _close(client)
@@ -223,7 +225,7 @@ async def test_mcp_client_gives_up_on_a_server_that_never_answers(impl, tmp):
         await client.start()
         start = time.monotonic()
         error = await error_of(client.call_tool("hang", {}))
-        assert error is not None
+        assert error is not None, "the unanswered call returned instead of raising"
         assert time.monotonic() - start < 3
     finally:
         await _close(client)
@@ -239,7 +241,8 @@ async def test_mcp_client_close_leaves_no_process_behind(impl, tmp):
     start = time.monotonic()
     try:
         await client.close()
-        assert await eventually(lambda: not alive(pid), within=1)
+        await eventually(lambda: not alive(pid), within=1)
+        assert ("still running" if alive(pid) else "ended") == "ended"
         assert time.monotonic() - start < 4
     finally:
         if alive(pid):
@@ -290,7 +293,8 @@ async def test_mcp_adapter_raises_when_the_tool_reports_an_error(impl, tmp):
         await client.start()
         tool = {"name": "fail", "description": "Always fails", "inputSchema": {"type": "object"}}
         error = await error_of(impl.McpToolAdapter(client, "fake", tool).call({}))
-        assert error is not None and "no such timezone: Mars/Olympus" in str(error)
+        assert error is not None, "the tool's failure came back as if it were a result"
+        assert "no such timezone: Mars/Olympus" in str(error)
     finally:
         await _close(client)
 

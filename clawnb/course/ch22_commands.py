@@ -60,7 +60,8 @@ async def test_commands_unknown_name_suggests_the_nearest(impl, tmp):
     # One line that names what was typed and the nearest command, not an exception.
     registry = _registry(impl, [])
     said = await registry.dispatch("/modle gpt-5")
-    assert "/modle" in said and "did you mean /model?" in said.lower()
+    assert "/modle" in said
+    assert "did you mean /model?" in said.lower()
     assert registry.suggest("cots") == "cost"
     assert registry.suggest("zzzzzz") is None
 
@@ -75,11 +76,9 @@ async def test_commands_help_lists_every_command(impl, tmp):
     lines = text.splitlines()
     assert sorted(line.split()[0] for line in lines) == ["/cost", "/help", "/model", "/plan"]
     model = next(line for line in lines if line.startswith("/model"))
-    assert (
-        "[NAME]" in model
-        and "Show or switch the model" in model
-        and "/m" in model.split("[NAME]")[1]
-    )
+    assert "[NAME]" in model
+    assert "Show or switch the model" in model
+    assert "/m" in model.split("[NAME]")[1]
     assert "<task>" in next(line for line in lines if line.startswith("/plan"))
 
 

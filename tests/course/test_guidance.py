@@ -66,6 +66,27 @@ def test_every_capstone_test_has_a_level_2_hint_written_for_it():
     assert [n for n in load_suite("session").tests if n not in NUDGES] == []
 
 
+def test_every_test_of_the_mcp_and_skills_chapters_has_a_level_2_hint_written_for_it():
+    from clawnb.course._hints import NUDGES
+    from clawnb.course._suite import load_suite
+
+    for suite in ("mcp_client", "commands", "skills"):
+        assert suite in NUDGES
+        assert [n for n in load_suite(suite).tests if n not in NUDGES] == [], suite
+
+
+def test_a_hint_for_the_mcp_chapter_names_what_the_client_missed(capsys, tmp_path, monkeypatch):
+    # The learner whose client reads on after the server died: hint 2 says what b"" means.
+    monkeypatch.chdir(tmp_path)
+    bug, objects = _bug("mcp-client-reads-on-after-the-server-died")
+    check(bug.chapter, timeout=bug.limit, verbose=False, **objects)
+    hint("ch21")
+    hint("ch21")
+    said = capsys.readouterr().out
+    assert "hint 1/3 for test_mcp_client_reports_a_server_that_crashes_mid_call" in said
+    assert "hint 2/3" in said and "readline() returns b''" in said
+
+
 def test_level_2_of_a_test_without_a_written_hint_still_speaks_of_that_test(
     capsys, tmp_path, monkeypatch
 ):
