@@ -69,6 +69,25 @@ def test_a_loop_that_never_awaits_is_stopped_too():
     assert time.monotonic() - start < tests * 1.0
 
 
+def test_a_test_that_starts_a_real_server_gets_its_own_longer_limit(monkeypatch, tmp_path):
+    # at_least=20 on the two real-server tests of chapter 21: at check()'s 0.05 s the tests
+    # that start the small fake server run out of time, the two real ones still pass.
+    from clawnb.course import reference
+
+    monkeypatch.chdir(tmp_path)  # progress is noted in the current folder
+    report = check(
+        "mcp_client",
+        timeout=0.05,
+        verbose=False,
+        StdioClient=reference.StdioClient,
+        McpToolAdapter=reference.McpToolAdapter,
+    )
+    status = {r.name: r.status for r in report.results}
+    assert status["test_mcp_client_talks_to_a_real_server"] == "ok"
+    assert status["test_mcp_adapter_wraps_a_real_servers_tool"] == "ok"
+    assert status["test_mcp_client_close_leaves_no_process_behind"] == "TIMED OUT"
+
+
 def test_a_misspelt_name_is_refused_with_a_suggestion():
     with pytest.raises(TypeError, match=r"'ReadTol'.*Did you mean 'ReadTool'\?"):
         check("ch09", ReadTol=object, verbose=False)
