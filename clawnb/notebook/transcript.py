@@ -166,11 +166,12 @@ class Card:
     def shown_result(self) -> str:
         """The result as the person reads it. The ``error:`` in front of a refusal is for the
         model (it reads results, not statuses): the card's status already says denied or
-        blocked. A call the person denied shows no result at all — it would only repeat, in
-        the gate's words, what the label says ("denied: REASON")."""
+        blocked. A call the front end denied (the person's click, a policy) shows no result
+        at all — it would only repeat, in the gate's words, what the label says ("denied:
+        REASON", "denied by policy: …")."""
         result = self.result
         if self.status in (DENIED, BLOCKED):
-            if self.status == DENIED and self.note.startswith(_DENIED_BY_PERSON):
+            if self.status == DENIED and self.note.startswith(DENIED):
                 return ""
             if result.startswith("error: "):
                 result = result[len("error: ") :]

@@ -104,3 +104,18 @@ def test_a_failed_turn_shows_its_line_as_the_error_block_without_a_0_turns_foote
     assert "0 turns" not in saved
     assert "0 turns" not in transcript_plain(view.transcript)
     assert f"error: {line}" in transcript_plain(view.transcript)
+
+
+def test_a_policy_denial_says_its_reason_once() -> None:
+    card = Card("c1", "bash", "[bash: ls]", {"command": "ls"}, status=DENIED)
+    card.note = "denied by policy: --approve deny"
+    card.result = (
+        "error: the user denied this tool call: no one was asked; the notebook's approval "
+        "policy denies tool calls (--approve deny)"
+    )
+    transcript = Transcript()
+    transcript.blocks.append(Block("card", card=card))
+    transcript.cards["c1"] = card
+    shown = _visible_text(transcript_markdown(transcript))
+    assert shown.count("--approve deny") == 1 and "error:" not in shown
+    assert transcript_plain(transcript).count("--approve deny") == 1
