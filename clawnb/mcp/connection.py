@@ -32,6 +32,7 @@ import math
 import os
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -501,7 +502,10 @@ class Connection:
             yield streams
 
     def _stdio_argv(self) -> tuple[list[str], dict[str, str], str | None]:
-        source = os.environ if self.environ is None else self.environ
+        environ = os.environ if self.environ is None else self.environ
+        # ${CLAWNB_PYTHON}: the interpreter clawnb runs in (a notebook's: the kernel's), for a
+        # server written in Python that needs the packages installed beside clawnb
+        source = {"CLAWNB_PYTHON": sys.executable, **environ}
         command = expand(self.spec.command or "", source)
         if command.startswith("~"):
             command = os.path.expanduser(command)

@@ -202,3 +202,20 @@ def test_mcp_json_files_missing_broken_or_valid(tmp_path):
     good.write_text(json.dumps({"mcpServers": {"t": {"type": "stdio", "command": "x"}}}))
     (server,) = load_mcp_json(good).servers
     assert (server.source, server.where) == (str(good), f"mcpServers.t in {good}")
+
+
+async def test_clawnb_python_in_a_command_is_the_interpreter_clawnb_runs_in(tmp_path):
+    """``command = "${CLAWNB_PYTHON}"`` starts the server with this interpreter (which has
+    the SDK), whatever ``PATH`` finds first — a PATH with no Python at all here."""
+    from tests.mcp.helpers import SERVERS, entry, running
+
+    server = entry(
+        "py",
+        command="${CLAWNB_PYTHON}",
+        args=[str(SERVERS / "faults.py")],
+        env={"FAULTS_DIR": str(tmp_path)},
+    )
+    async with running(server, log_dir=tmp_path / "logs", environ={"PATH": "/nonexistent"}) as m:
+        assert m.start_lines == []
+        echo = next(t for t in m.tools() if t.mcp_tool == "echo")
+        assert await echo.call({"text": "from this python"}) == "from this python"
