@@ -26,18 +26,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="TOKENS",
         help="the model's context window; the listing's budget is 1%% of it",
     )
+    check.add_argument(
+        "--run",
+        action="store_true",
+        help="also run each skill's examples/*.jsonl headless, on a temporary copy of the "
+        "project (this runs the project's code)",
+    )
     args = parser.parse_args(argv)
     from .check import check_skills
 
-    report = check_skills(args.directory, context_window=args.context_window)
+    report = check_skills(args.directory, context_window=args.context_window, run_examples=args.run)
     for line in report.problems:
         print(line)
     n = report.checked
+    ran = (
+        f", {report.examples_run} example{'s' * (report.examples_run != 1)} run" if args.run else ""
+    )
     if report.ok:
-        print(f"{n} skill{'s' if n != 1 else ''} checked, no problems")
+        print(f"{n} skill{'s' if n != 1 else ''} checked{ran}, no problems")
         return 0
     p = len(report.problems)
-    print(f"{n} skill{'s' if n != 1 else ''} checked, {p} problem{'s' if p != 1 else ''}")
+    print(f"{n} skill{'s' if n != 1 else ''} checked{ran}, {p} problem{'s' if p != 1 else ''}")
     return 1
 
 

@@ -13,8 +13,11 @@ folders, or one skill folder. The check reads files and runs nothing. One line p
 * the body is empty, or a ```` ```! ```` block in it never closes;
 * a file the body points to (``${CLAUDE_SKILL_DIR}/…``, ``scripts/…``, a relative Markdown
   link) is not in the skill's folder;
-* a line of ``examples/*.jsonl`` is not JSON (running the examples headless needs a session
-  and is not done here yet).
+* a line of ``examples/*.jsonl`` is not JSON.
+
+With ``--run`` (``run_examples=True``) it also runs each skill's ``examples/*.jsonl`` headless —
+a scripted conversation and what it must do (:mod:`clawnb.skills.examples`) — on a temporary
+copy of the project; that runs the project's code, so it is never done unasked.
 
 Exit status 1 when there is a problem, 0 otherwise.
 """
@@ -46,6 +49,7 @@ class CheckReport:
 
     checked: int
     problems: tuple[str, ...]
+    examples_run: int = 0
 
     @property
     def ok(self) -> bool:
@@ -53,7 +57,10 @@ class CheckReport:
 
 
 def check_skills(
-    directory: str | os.PathLike[str] | None = None, *, context_window: int | None = None
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    context_window: int | None = None,
+    run_examples: bool = False,
 ) -> CheckReport:
     """Check every skill in ``directory`` (see the module docstring)."""
     base = Path(directory if directory is not None else os.getcwd()).absolute()
@@ -81,7 +88,15 @@ def check_skills(
                 f"{window}): shorten the descriptions, or set disable-model-invocation on "
                 "skills only a person runs"
             )
-    return CheckReport(len(every), tuple(problems))
+    ran = 0
+    if run_examples and not problems:
+        from .examples import run_examples as run
+
+        ran, failed = run(
+            base, [s.path.parent for s in catalog.skills if s.path.name == "SKILL.md"]
+        )
+        problems += failed
+    return CheckReport(len(every), tuple(problems), ran)
 
 
 def _skill_problems(skill: Skill) -> list[str]:
