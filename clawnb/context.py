@@ -92,23 +92,17 @@ log = logging.getLogger(__name__)
 SUMMARY_PREFIX = "[Conversation summary]: "
 SUMMARY_REQUEST = "Summarize this conversation history in 2-3 sentences, preserving key facts and decisions:\n\n"  # the book's request (ch18); clawnb sends COMPACTION_REQUEST
 COMPACTION_REQUEST = """\
-The conversation below is about to be removed from your context; only your summary will be \
-kept, and the work must go on from it alone. Do not call any tools: answer with text only, in \
-two parts.
-
-First, inside <analysis></analysis>, go through the transcript in order and note: each \
-request the person made; every file and notebook cell read, written or edited, and why; each \
-error met and how it was fixed; the decisions taken; what was being done last.
-
-Then, inside <summary></summary>, write the summary with these sections:
-1. Requests: every request the person made, in order, word for word where short.
-2. Files and cells: each one touched (path, cell id), what was done to it and why.
-3. Errors and fixes: each error met, and how it was fixed (or that it is still open).
-4. Decisions: what was decided, and why.
-5. Current task: what was being worked on at the end of the transcript.
-6. Next step: what to do next, in line with the person's latest request.
-
-Only the summary is kept; the analysis is discarded.{focus}
+This conversation is being compacted: only your summary of the transcript below stays in \
+the context, and the work goes on from it. Answer with text only; do not call tools.
+First, in <analysis></analysis>, go through the transcript in order.
+Then, in <summary></summary>, write these sections:
+1. Requests: every request the person made, verbatim where short.
+2. Files and cells: each one touched, what was done to it and why.
+3. Errors and fixes: each error met and how it was fixed (or that it is open).
+4. Decisions, and why.
+5. Current task.
+6. Next step, in line with the latest request.
+Only the summary is kept.{focus}
 
 <transcript>
 {transcript}
@@ -128,6 +122,7 @@ _ARGS_LIMIT = 2_000
 _REQUEST_CHARS = 600  # one request in the verbatim list
 _REATTACH_FILES = 5
 _REATTACH_FILE_TOKENS = 5_000
+_REATTACH_MAX_BYTES = 2 * 1024 * 1024
 _READ_TOOLS = ("read", "notebook_read")
 _REMINDER = re.compile(r"\n*<system-reminder>.*?</system-reminder>", re.DOTALL)
 
@@ -566,10 +561,9 @@ class ContextManager:
         try:
             resolved = target.resolve()
             resolved.relative_to(self.workspace.resolve())
-            if not resolved.is_file():
-                return None
-            with resolved.open("rb") as fh:
-                data = fh.read(_REATTACH_FILE_TOKENS * _CHARS_PER_TOKEN * 2)
+            if not resolved.is_file() or resolved.stat().st_size > _REATTACH_MAX_BYTES:
+                return None  # a huge file: what the model last read of it stands in
+            data = resolved.read_bytes()
         except (OSError, ValueError):
             return None
         if b"\0" in data:

@@ -223,3 +223,39 @@ async def test_a_summary_failing_three_times_leaves_every_later_turn_working_and
     assert len(session.history) < 8
     last = session.history[-1]
     assert isinstance(last, Message.Assistant) and last.turn.text == answers[-1]
+
+
+async def test_reattached_files_come_from_the_workspace_within_the_budget(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("changed on disk since it was read\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(7):
+        (ws / f"f{i}.txt").write_text(f"file {i} now\n")
+    reads = [ToolCall(f"r{i}", "read", {"path": f"f{i}.txt"}) for i in range(7)]
+    reads += [
+        ToolCall("ro", "read", {"path": str(outside)}),
+        ToolCall("rp", "read", {"path": ".claw/tool-results/1-bash-c1.txt", "limit": 10}),
+    ]
+    messages: list[Message] = [Message.User("look around")]
+    for call in reads:
+        messages += [
+            Message.Assistant(AssistantTurn(None, [call], StopReason.TOOL_USE)),
+            Message.ToolResult(call.id, f"as read: {call.arguments['path']}"),
+        ]
+    messages += [Message.User("thanks"), _say("ok")]
+    seen: list[Compaction] = []
+    cm = ContextManager(100_000, 2, workspace=ws, on_compact=seen.append)
+
+    class Summary:
+        async def chat(self, messages, tools):
+            return _say("<summary>S</summary>")
+
+    assert await cm.compact(Summary(), messages)
+    files = messages[0].content.split(FILES_HEADER, 1)[1]
+    # the latest five, latest first; outside the workspace: what was read, not the disk
+    assert seen[-1].files == (str(outside), "f6.txt", "f5.txt", "f4.txt", "f3.txt")
+    assert f"as read: {outside}" in files and "changed on disk" not in files
+    assert "file 6 now" in files and "as read: f6.txt" not in files
+    assert "tool-results" not in files  # a persisted result is paged, never re-attached
+    assert "f2.txt" not in files
