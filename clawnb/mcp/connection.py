@@ -761,15 +761,7 @@ class Connection:
 
     async def list_prompts(self) -> list[mcp_types.Prompt]:
         client = self._require_for("prompts")
-        prompts: list[mcp_types.Prompt] = []
-        cursor: str | None = None
-        for _ in range(100):
-            page = await client.list_prompts(cursor=cursor)
-            prompts += page.prompts
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return prompts
+        return await _every_page(client.list_prompts, "prompts")
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
@@ -779,15 +771,7 @@ class Connection:
 
     async def list_resources(self) -> list[mcp_types.Resource]:
         client = self._require_for("resources")
-        resources: list[mcp_types.Resource] = []
-        cursor: str | None = None
-        for _ in range(100):
-            page = await client.list_resources(cursor=cursor)
-            resources += page.resources
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return resources
+        return await _every_page(client.list_resources, "resources")
 
     async def read_resource(self, uri: str) -> mcp_types.ReadResourceResult:
         client = self._require_for("resources")
@@ -965,3 +949,17 @@ def _with_program(policy: SandboxPolicy | None, argv: list[str]) -> SandboxPolic
     if not folders:
         return policy
     return dataclasses.replace(policy, extra_read_only=(*policy.extra_read_only, *folders))
+
+
+async def _every_page(list_page: Any, field: str, pages: int = 100) -> list[Any]:
+    """Every item of a paginated listing (``prompts``, ``resources``), at most ``pages``
+    pages — a server that always sends another cursor cannot keep the client listing."""
+    items: list[Any] = []
+    cursor: str | None = None
+    for _ in range(pages):
+        page = await list_page(cursor=cursor)
+        items += getattr(page, field)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return items

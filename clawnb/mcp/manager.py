@@ -329,29 +329,22 @@ class McpManager:
         """Shut every server down (concurrently) and stop the manager's loop. Idempotent."""
         if self._closed:
             return
-        host = self._host
-        if host is not None:
-
-            async def all_down() -> None:
-                await asyncio.gather(*(c.stop() for c in self.connections.values()))
-
+        if self._host is not None:
             with contextlib.suppress(McpError):
-                await host.run(all_down())
+                await self._host.run(self._all_down())
         self._shutdown_loop()
+
+    async def _all_down(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.connections.values()))
 
     def close(self, timeout: float = CLOSE_TIMEOUT_S) -> None:
         """:meth:`aclose` for synchronous code (kernel shutdown, chat exit, ``atexit``):
         blocks up to ``timeout`` seconds, then kills whatever is still running."""
         if self._closed:
             return
-        host = self._host
-        if host is not None:
-
-            async def all_down() -> None:
-                await asyncio.gather(*(c.stop() for c in self.connections.values()))
-
+        if self._host is not None:
             with contextlib.suppress(Exception):
-                host.run_sync(all_down(), timeout)
+                self._host.run_sync(self._all_down(), timeout)
         self._shutdown_loop()
 
     def _shutdown_loop(self) -> None:
