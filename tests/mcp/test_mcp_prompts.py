@@ -94,7 +94,7 @@ async def test_a_resource_named_in_a_prompt_is_attached_after_the_persons_words(
     assert sent.startswith("summarise @faults:memo://notes please")
     assert '<resource server="faults" uri="memo://notes">\n[resource memo://notes' in sent
     assert "\nthe notes\n</resource>" in sent
-    assert "example.com\">" not in sent  # not a configured server: left as text
+    assert 'example.com">' not in sent  # not a configured server: left as text
     # the transcript shows what the person wrote
     users = [m for m in session.history if m.role == "user"]
     assert users[-1].label.startswith("summarise @faults:memo://notes please")
