@@ -30,7 +30,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
@@ -285,6 +285,8 @@ class ChatApp:
         self._error_shown = False
         self.terminated = 0  # the signal (SIGTERM/SIGHUP) that cancelled a turn, if any
         self._renderer: TerminalRenderer | None = None  # the current turn's renderer
+        self.color = not args.no_color and self.out.isatty()
+        self._changes_shown: set[str] = set()  # calls whose diff the question showed whole
 
     # -- output -------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -308,7 +310,11 @@ class ChatApp:
         from ..events import AgentEvent
         from .terminal import TerminalRenderer
 
-        inner = TerminalRenderer(self.out, color=False if self.args.no_color else None)
+        inner = TerminalRenderer(
+            self.out,
+            color=False if self.args.no_color else None,
+            previewed=self._changes_shown,
+        )
         self._renderer = inner
 
         def on_event(event: AnyAgentEvent) -> None:
@@ -337,30 +343,50 @@ class ChatApp:
         if policy == "deny":
             return Approval.deny("denied by --approve deny")
         reason = f" ({request.reason})" if request.reason else ""
-        summary = request.summary.strip()
-        shortened, subject = False, ""
-        if "\n" in summary or len(summary) > 300:
+        summary, name = request.summary.strip(), request.call.name
+        change = request.details.get("preview") if request.details else None
+        args = request.call.arguments
+        # What the call would do comes first, then the question: a person reads the change
+        # (or the command), then answers. `again` pages it once more on "v" when the screen
+        # showed only part of it.
+        question = f"  ? allow {summary}{reason}"
+        again: Callable[[], Awaitable[object]] | None = None
+        self.say()
+        if change is not None:
+            # the notebook card's preview (ChangePreview): a one-line summary and the whole
+            # numbered diff, a screenful at a time when it is longer than the screen
+            rows = change.diff.split("\n") if change.diff else []
+            self._say_styled(f"  {summary} {change.summary}", "1")
+            unseen = await self._page_diff(rows)
+            self._changes_shown.add(request.call.id)  # the result says only its first line
+            if unseen:
+                self.say(f"  ({unseen} diff lines not shown: v shows the whole diff)")
+
+                async def again() -> int:
+                    return await self._page_diff(rows, always=True)
+
+        elif "\n" in summary or len(summary) > 300:
             # numbered, blank runs collapsed, totals last; a long one as head and tail with
             # the hidden line count, whole on "v": its first line stays on the screen
             # (clawnb.safety.command_display, terminal.approval_view)
-            from .terminal import approval_view
-
-            self.say(f"\n  ? allow {request.call.name}{reason}:")
-            subject = summary.removeprefix(f"[{request.call.name}: ").removesuffix("]")
-            rows, shortened = approval_view(subject)
-            for row in rows:
-                self.say(f"    {row}")
-        else:
-            self.say(f"\n  ? allow {summary}{reason}")
-        args = request.call.arguments
-        if request.summary.strip() == f"[{request.call.name}]" and isinstance(args, dict) and args:
+            subject = summary.removeprefix(f"[{name}: ").removesuffix("]")
+            again = self._show_command(name, subject)
+            question = f"  ? allow {name}{reason}"
+        elif summary == f"[{name}]" and isinstance(args, dict) and args:
             # the summary names no command or path (subagent, web_fetch, an MCP tool): show
-            # what the call would do, so that the answer is an informed one
+            # what the call would do, so that the answer is an informed one — code (a
+            # run_python-style `code` argument) as numbered lines, the rest as JSON
             import json
 
-            shown = json.dumps(args, ensure_ascii=False)
-            self.say(f"    {shown if len(shown) <= 500 else shown[:499] + '…'}")
-        choices = "[y]es / [n]o / [a]lways" + (" / [v]iew whole" if shortened else "")
+            code = args.get("code")
+            if isinstance(code, str) and code.strip():
+                again = self._show_command(name, code)
+                args = {k: v for k, v in args.items() if k != "code"}
+            if args:
+                shown = json.dumps(args, ensure_ascii=False)
+                self.say(f"    {shown if len(shown) <= 500 else shown[:499] + '…'}")
+        self._say_styled(question, "1")
+        choices = "[y]es / [n]o / [a]lways" + (" / [v]iew whole" if again else "")
         while True:
             try:
                 answer = (await self.console.ask(f"  {choices}: ")).strip()
@@ -368,11 +394,12 @@ class ChatApp:
                 return Approval.deny("no answer (end of input)")
             word, _, rest = answer.partition(" ")
             word = word.lower().rstrip(":,")
-            if shortened and word in ("v", "view"):
+            if again is not None and word in ("v", "view"):
                 try:
-                    await self._page(subject)
+                    await again()
                 except EOFError:
                     return Approval.deny("no answer (end of input)")
+                self._say_styled(question, "1")
                 continue
             if word in ("y", "yes"):
                 return Approval.allow_once()
@@ -381,6 +408,61 @@ class ChatApp:
             if word in ("n", "no"):
                 return Approval.deny(rest.strip())
             self.say("  please answer y, n (optionally with a reason) or a")
+
+    def _show_command(self, name: str, command: str) -> Callable[[], Awaitable[None]] | None:
+        """Show ``command`` as the question does (:func:`~.terminal.approval_view`); what
+        pages through the whole of it when the view was shortened, else ``None``."""
+        from .terminal import approval_view
+
+        rows, shortened = approval_view(command)
+        self._say_styled(f"  [{name}]", "1")
+        for row in rows:
+            self.say(f"    {row}")
+        if not shortened:
+            return None
+
+        async def page() -> None:
+            await self._page(command)
+
+        return page
+
+    def _say_styled(self, text: str, code: str) -> None:
+        """:meth:`say` in colour (an SGR ``code``) when the chat has colours on."""
+        from .terminal import printable
+
+        shown = printable(text)
+        if self.color and code:
+            shown = f"\x1b[{code}m{shown}\x1b[0m"
+        self.out.write(shown + "\n")
+        self.out.flush()
+
+    async def _page_diff(self, rows: list[str], *, always: bool = False) -> int:
+        """Every row of a diff, coloured; when a person is at the terminal and it is longer
+        than the screen (or ``always``), a screenful at a time — Enter: the next one, q: on to
+        the question. Returns how many rows were not shown (q); never cuts silently."""
+        import shutil
+
+        from .terminal import diff_colour
+
+        # a screen holds the call's header, the summary, the rows, the question and the
+        # answer line; what is piped in (no terminal) is answers, never "more" keys
+        page = max(8, shutil.get_terminal_size((80, 24)).lines - 5)
+        if not sys.stdin.isatty() or (len(rows) <= page and not always):
+            for row in rows:
+                self._say_styled(f"    {row}", diff_colour(row))
+            return 0
+        for start in range(0, len(rows), page):
+            for row in rows[start : start + page]:
+                self._say_styled(f"    {row}", diff_colour(row))
+            end = min(start + page, len(rows))
+            if end < len(rows):
+                more = await self.console.ask(
+                    "  -- more: Enter for the next page, q to stop "
+                    f"({end} of {len(rows)} diff lines shown) -- "
+                )
+                if more.strip().lower().startswith("q"):
+                    return len(rows) - end
+        return 0
 
     async def _page(self, command: str) -> None:
         """The whole command, a screenful at a time (Enter: the next one, q: back to the

@@ -15,7 +15,7 @@ from ..control.secrets import StreamRedactor, redact
 from ..events import AgentEvent
 from ..safety import display_safe
 
-__all__ = ["TerminalRenderer", "approval_view", "preview", "printable"]
+__all__ = ["TerminalRenderer", "approval_view", "diff_colour", "preview", "printable"]
 
 # Past these, the approval question shows a command's head and tail only: a 9,000-character or
 # 60-line command would push its first line (often the dangerous one) off a 40-row screen.
@@ -73,6 +73,20 @@ def approval_view(
     return shown, True
 
 
+def diff_colour(row: str) -> str:
+    """The SGR code a row of a numbered diff (:func:`clawnb.tools.diff.render_diff`) is drawn
+    in: additions green, removals red, hunk headers cyan, "… more lines" dim; context plain."""
+    if row.startswith("@@"):
+        return "36"
+    if row.startswith("+"):
+        return "32"
+    if row.startswith("-"):
+        return "31"
+    if row.startswith("…"):
+        return "2"
+    return ""
+
+
 def _elide(line: str, width: int) -> str:
     if len(line) <= width:
         return line
@@ -108,9 +122,18 @@ def _one_line(summary: str) -> str:
 class TerminalRenderer:
     """Print agent events to a text stream. Pass the instance as ``on_event``."""
 
-    def __init__(self, out: TextIO | None = None, *, color: bool | None = None) -> None:
+    def __init__(
+        self,
+        out: TextIO | None = None,
+        *,
+        color: bool | None = None,
+        previewed: set[str] | None = None,
+    ) -> None:
         self.out = out or sys.stdout
         self.color = self.out.isatty() if color is None else color
+        # calls whose change (an edit's diff, a write's content) the approval question showed
+        # whole: their result is its one-line head ("edited f.py"), not the diff again
+        self.previewed = previewed if previewed is not None else set()
         self._in_text = False
         self._in_reasoning = False
         self._summaries: dict[str, str] = {}  # calls announced, waiting for their result
@@ -194,6 +217,11 @@ class TerminalRenderer:
                     self.out.write(self._style(header, "1;36") + "\n")
                 self._summaries.pop(call_id, None)
                 self._last_call = None
+                rows = preview(content)
+                if call_id in self.previewed:
+                    self.previewed.discard(call_id)
+                    if outcome == "ok":  # an error (the file changed since) is shown whole
+                        rows = [content.split("\n", 1)[0]]
                 mark = {
                     "ok": "⎿ ",
                     "error": "⎿ ✗ ",
@@ -201,11 +229,14 @@ class TerminalRenderer:
                     "blocked": "⎿ ⊘ ",
                     "interrupted": "⎿ ✗ ",
                 }.get(outcome, "⎿ ")
-                for i, row in enumerate(preview(content)):
+                for i, row in enumerate(rows):
                     prefix = self._indent + "    " + (mark if i == 0 else "  ")
                     self.out.write(self._style(prefix + row, "2") + "\n")
             case AgentEvent.Done():
                 self.end_text()
+            case AgentEvent.TurnEnd(turn=turn) if turn.cut_off_note():
+                self.end_text()  # a reply the output cap cut short looks finished: say so
+                self.out.write(self._style(f"{self._indent}({turn.cut_off_note()})", "2") + "\n")
             case AgentEvent.Error(message=message):
                 self.end_text()
                 self.out.write(self._style(f"{self._indent}error: {message}", "31") + "\n")

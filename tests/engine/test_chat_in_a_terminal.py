@@ -575,8 +575,8 @@ def test_approval_of_a_call_without_command_or_path_shows_its_arguments(tmp_path
         input="go\nn\n",
     )
     assert proc.returncode == 0, proc.stderr
-    assert "? allow [subagent] (" in proc.stdout
-    assert '\n    {"task": "delete every test file"}\n  [y]es / [n]o / [a]lways: ' in proc.stdout
+    # what it would do first, then the question
+    assert '\n    {"task": "delete every test file"}\n  ? allow [subagent] (' in proc.stdout
 
 
 def test_resume_with_no_save_is_refused_not_ignored(tmp_path):
