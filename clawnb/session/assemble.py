@@ -137,6 +137,7 @@ class AgentSession:
     # what the model must learn mid-conversation, for the next user message (see remind())
     reminders: dict[str, str] = field(default_factory=dict, repr=False)
     _mcp_said: str | None = field(default=None, repr=False)
+    _next_label: str | None = field(default=None, repr=False)  # see label_next()
 
     # The loop's own parts, named here for the session's methods and front ends to read: one
     # place holds them, so a model switch or a nested loop cannot see a stale copy.
@@ -424,6 +425,7 @@ class AgentSession:
         instructions travel in the user message instead."""
         from ..planning import DEFAULT_PLAN_PROMPT
 
+        self._next_label = None  # the plan's own label says what was asked
         self.history.append(
             self._user_message(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}", label=f"/plan {prompt}")
         )
@@ -449,14 +451,21 @@ class AgentSession:
         else:
             self.reminders.pop(key, None)
 
+    def label_next(self, label: str) -> None:
+        """How front ends show the next prompt sent, when it is not the person's own words
+        (an inline skill's whole body goes to the model; the transcript shows ``/NAME args``)."""
+        self._next_label = label
+
     async def _prompt_message(self, prompt: str) -> Message:
         """The person's message, the MCP resources it names (``@SERVER:URI``) attached."""
+        label, self._next_label = self._next_label, None
         if self.mcp is None or "@" not in prompt:
-            return self._user_message(prompt)
+            return self._user_message(prompt, label=label)
         from ..mcp.prompts import attach_resources
 
         full = await attach_resources(self.mcp, prompt)
-        return self._user_message(full, label=prompt if full != prompt else None)
+        shown = label if label is not None else (prompt if full != prompt else None)
+        return self._user_message(full, label=shown)
 
     def _user_message(self, prompt: str, *, label: str | None = None) -> Message:
         """The person's message with the reminders due, the MCP servers' state first when it

@@ -214,7 +214,9 @@ async def invoke(
     prompt = prepared.render(outputs)
     if session.skills is not None:
         session.skills.loaded(skill)
+    shown = f"/{skill.name} {arguments}".rstrip()
     if skill.context != "fork":
+        session.label_next(shown)  # the transcript shows what the person typed
         return await send(prompt)
     model = skill.model if skill.model not in (None, "", "inherit") else None
     child = session.child(
@@ -225,7 +227,6 @@ async def invoke(
         max_turns=session.agent.max_turns,
     )
     summary = await child.send(prompt, on_event)
-    shown = f"/{skill.name} {arguments}".rstrip()
     session.history.append(
         Message.User(
             f"The person ran the skill /{skill.name} in a separate context (a fork)"

@@ -166,6 +166,11 @@ async def test_slash_name_sends_the_prepared_prompt_as_a_turn(home: World, tmp_p
     assert answer == "migrated"
     sent = json.loads(provider.requests[0])[-1]["content"]
     assert sent == 'Move search bar from React to Vue. All: "search bar" React Vue\n'
+    # the transcript (/history, the notebook, a resumed session) shows what the person typed
+    person = [m for m in built.history if isinstance(m, Message.User)][-1]
+    assert person.label == '/migrate "search bar" React Vue'
+    assert person.content == sent
+    assert '/migrate "search bar"' in await built.command("/history")
 
 
 async def test_arguments_without_placeholders_are_appended(home: World, tmp_path: Path) -> None:
