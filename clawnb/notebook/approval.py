@@ -32,7 +32,14 @@ if TYPE_CHECKING:
     from ..tools.base import ChangePreview
     from ..types import ToolCall
 
-__all__ = ["APPROVE_CHOICES", "Approver", "NotebookInputHandler", "PlanReviewer", "env_policy"]
+__all__ = [
+    "APPROVE_CHOICES",
+    "Approver",
+    "NotebookInputHandler",
+    "PlanReviewer",
+    "env_policy",
+    "sandbox_note",
+]
 
 APPROVE_CHOICES = ("auto", "widget", "stdin", "allow", "deny")
 DENIED_BY_USER = "they clicked Deny in the notebook"
@@ -47,6 +54,13 @@ def env_policy() -> tuple[str, str]:
     if raw in ("", "deny", "no"):
         return "deny", "CLAWNB_APPROVAL=deny" if raw else "no frontend and CLAWNB_APPROVAL unset"
     return "deny", f"unknown CLAWNB_APPROVAL={raw!r}; denying"
+
+
+def sandbox_note(reason: str) -> str:
+    """The sandbox a call runs in, from the question's reason — the gate appends a sandboxed
+    tool's description (``"…; sandboxed: workspace-write, no network"``) — or ``""``."""
+    last = reason.rpartition("; ")[2]
+    return last if last.startswith("sandboxed") else ""
 
 
 class Approver:
@@ -121,6 +135,9 @@ class Approver:
             # the card says why this call is asked although the mode or an "always" would
             # have let it through: "write changes the agent's own configuration …"
             self.view.set_status(card, card.status, request.reason.replace("`", ""))
+        elif card is not None and sandbox_note(request.reason):
+            # the person decides knowing what the command can reach, as the chat says it
+            self.view.set_status(card, card.status, sandbox_note(request.reason))
         if how == "widget" and card is not None:
             answer = await self.view.ask_approval(card)
         else:
