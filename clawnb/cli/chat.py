@@ -204,7 +204,7 @@ def _discard_typeahead() -> None:
         termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
-def _enable_bracketed_paste() -> None:
+def _enable_bracketed_paste(session: Any = None) -> None:
     """A pasted block of several lines becomes one message, sent when Enter is pressed.
 
     Python turns readline's bracketed-paste mode off (bpo-42819); without it every pasted
@@ -219,24 +219,29 @@ def _enable_bracketed_paste() -> None:
         import readline
 
         readline.parse_and_bind("set enable-bracketed-paste on")
-        _enable_completion(readline)
+        _enable_completion(readline, session)
 
 
-def command_completions(text: str) -> list[str]:
+def command_completions(text: str, session: Any = None) -> list[str]:
     """What Tab offers for ``text`` at the start of the line: ``/co`` → ``/compact``,
-    ``/config``, ``/cost`` (names from the registry every front end shares)."""
+    ``/config``, ``/cost`` (names from the registry every front end shares), and the
+    session's skills and prompt commands a person can run (``/st`` → ``/stock-report``)."""
     if not text.startswith("/"):
         return []
     from ..session.commands import COMMANDS
 
-    return ["/" + name for name in COMMANDS.complete(text[1:], "chat")]
+    names = set(COMMANDS.complete(text[1:], "chat"))
+    skills = getattr(session, "skills", None)
+    if skills is not None:
+        names |= {s.name for s in skills.user_invocable() if s.name.startswith(text[1:])}
+    return ["/" + name for name in sorted(names)]
 
 
-def _enable_completion(readline: Any) -> None:
+def _enable_completion(readline: Any, session: Any = None) -> None:
     def complete(text: str, state: int) -> str | None:
         if readline.get_begidx() != 0:  # only the command name, at the start of the line
             return None
-        matches = command_completions(text)
+        matches = command_completions(text, session)
         return matches[state] if state < len(matches) else None
 
     readline.set_completer_delims(" \t\n")
@@ -657,7 +662,7 @@ class ChatApp:
         return self.repl(s)
 
     def repl(self, session: AgentSession | _OwnAgent) -> int:
-        _enable_bracketed_paste()
+        _enable_bracketed_paste(session)
         try:
             while True:
                 try:

@@ -50,3 +50,22 @@ def test_a_skill_typed_in_the_chat_is_the_turns_prompt(tmp_path: Path) -> None:
     saved = SessionLog.read(session_files(ws, env)[0])
     prompts = [m.content for m in saved if isinstance(m, Message.User)]
     assert prompts == ["CHAT-SKILL week 49.\n"]
+
+
+def test_tab_in_the_chat_completes_skill_names_beside_the_commands(tmp_path, monkeypatch) -> None:
+    from clawnb.cli.chat import command_completions
+    from clawnb.session.assemble import build_agent
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    skill = tmp_path / "xdg" / "clawnb" / "skills" / "stats-report" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\ndescription: Statistics report.\n---\nReport.\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    session = build_agent(None, workspace=ws, model="scripted:/dev/null")
+    try:
+        assert command_completions("/st", session) == ["/stats-report", "/status"]
+        assert command_completions("/st") == ["/status"]  # no session: the registry only
+        assert command_completions("st", session) == []  # only at the start of a command
+    finally:
+        session.close()
