@@ -62,6 +62,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from .errors import ContextOverflowError
 from .types import (
@@ -264,6 +265,13 @@ def _final_summary(text: str | None) -> str:
     return stripped or FALLBACK_SUMMARY
 
 
+class ReadRecord(Protocol):
+    """What the context manager asks of the tools' shared
+    :class:`~clawnb.tools.base.FileState`: has the agent seen this file?"""
+
+    def seen_mtime(self, path: Path) -> int | None: ...
+
+
 @dataclass(frozen=True)
 class Compaction:
     """What one compaction did, for ``on_compact`` (the ``compact`` hook's payload):
@@ -308,6 +316,7 @@ class ContextManager:
         workspace: str | Path | None = None,
         reattach_tokens: int = 20_000,
         on_compact: Callable[[Compaction], object] | None = None,
+        file_state: ReadRecord | None = None,
     ) -> None:
         if max_tokens <= 0:
             raise ValueError("max_tokens must be positive")
@@ -323,6 +332,9 @@ class ContextManager:
         self.workspace = Path(workspace) if workspace is not None else None
         self.reattach_tokens = reattach_tokens
         self.on_compact = on_compact
+        # re-read from disk only what the read tool really returned (a denied read never
+        # recorded its file): without it, a re-attached file is its last read result
+        self.file_state = file_state
         self.tokens_used = 0  # the book's counter: everything recorded so far
         self.context_tokens = 0  # what the next request will carry (compared with threshold)
         self.compactions = 0
@@ -553,9 +565,11 @@ class ContextManager:
         return FILES_HEADER + "\n" + "\n\n".join(parts), tuple(attached)
 
     def _current_text(self, path: str) -> str | None:
-        """The file at ``path`` as it is now, if it is a text file inside the workspace (keys
-        redacted, as in every tool result); ``None`` otherwise (the last read is used)."""
-        if self.workspace is None or path.endswith(".ipynb"):
+        """The file at ``path`` as it is now, if it is a text file inside the workspace that
+        the read tool returned in this session (``file_state``: a read the gate refused never
+        counts), keys redacted as in every tool result; ``None`` otherwise (the last read
+        result is used)."""
+        if self.workspace is None or self.file_state is None or path.endswith(".ipynb"):
             return None
         target = Path(path) if Path(path).is_absolute() else self.workspace / path
         try:
@@ -563,6 +577,8 @@ class ContextManager:
             resolved.relative_to(self.workspace.resolve())
             if not resolved.is_file() or resolved.stat().st_size > _REATTACH_MAX_BYTES:
                 return None  # a huge file: what the model last read of it stands in
+            if self.file_state.seen_mtime(resolved) is None:
+                return None  # never returned by the read tool (refused, or failed)
             data = resolved.read_bytes()
         except (OSError, ValueError):
             return None

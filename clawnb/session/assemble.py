@@ -918,6 +918,8 @@ def build_agent(
         )
     for tool in extra_tools:
         toolset.push(tool)
+    # files are re-attached after a compaction only if the read tool returned them
+    context.file_state = getattr(toolset.get("read"), "file_state", None)
     mcp, notices = (
         _mcp_tools(ws, sandbox, toolset, model_name, record) if tools is None else (None, [])
     )

@@ -24,6 +24,7 @@ from clawnb.context import (
 from clawnb.providers.openai import OpenAICompatProvider
 from clawnb.session.assemble import build_agent
 from clawnb.tools import BashTool, EditTool, ReadTool
+from clawnb.tools.base import FileState
 from clawnb.types import AssistantTurn, Message, StopReason, TokenUsage, ToolCall, ToolDefinition
 from tests.engine.test_context import assert_invariant
 from tests.fake_servers import FakeServer, Reply
@@ -75,6 +76,7 @@ def _long_session(tmp_path) -> tuple[Any, SessionModel]:
     (tmp_path / "test_calc.py").write_text(TEST_CALC)
     (tmp_path / "notes.txt").write_text(NOTES)
     test = "python3 -c 'import test_calc; test_calc.test_add(); print(\"1 passed\")'"
+    state = FileState()
     model = SessionModel(
         [
             _call("c1", "bash", command=test),
@@ -91,7 +93,8 @@ def _long_session(tmp_path) -> tuple[Any, SessionModel]:
         Config(max_context_tokens=100_000, preserve_recent=2),
         workspace=tmp_path,
         provider=model,
-        tools=[BashTool(tmp_path), ReadTool(tmp_path), EditTool(tmp_path)],
+        # one FileState, as the standard tools share it: what read returned is re-attached
+        tools=[BashTool(tmp_path), ReadTool(tmp_path, state), EditTool(tmp_path, state)],
         subagents=False,
         gate=False,
     )
@@ -244,8 +247,11 @@ async def test_reattached_files_come_from_the_workspace_within_the_budget(tmp_pa
             Message.ToolResult(call.id, f"as read: {call.arguments['path']}"),
         ]
     messages += [Message.User("thanks"), _say("ok")]
+    state = FileState()
+    for i in range(7):  # the read tool returned them (and records that it did)
+        await ReadTool(ws, state).call({"path": f"f{i}.txt"})
     seen: list[Compaction] = []
-    cm = ContextManager(100_000, 2, workspace=ws, on_compact=seen.append)
+    cm = ContextManager(100_000, 2, workspace=ws, on_compact=seen.append, file_state=state)
 
     class Summary:
         async def chat(self, messages, tools):
