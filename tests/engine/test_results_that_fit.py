@@ -140,3 +140,28 @@ async def test_ten_parallel_big_reads_in_one_turn_stay_within_the_turn_budget(tm
         assert results[i] == raw[i]
     # what the model's next request carried is what the history holds
     assert model.seen[1][-10:] == messages[-11:-1]
+
+
+async def test_in_a_session_the_model_pages_a_persisted_result_through_the_real_gate(tmp_path):
+    from clawnb.session.assemble import build_agent
+
+    (tmp_path / "big.log").write_text("".join(f"event {i:06d}\n" for i in range(1, 20_001)))
+
+    def page_2(messages: list[Message]) -> AssistantTurn:
+        saved = SAVED.search(_last_result(messages)).group(1)
+        return _calls(ToolCall("c2", "read", {"path": saved, "offset": 101, "limit": 100}))
+
+    model = StepModel(
+        [
+            lambda _: _calls(ToolCall("c1", "read", {"path": "big.log"})),
+            page_2,
+            lambda _: AssistantTurn("paged", [], StopReason.STOP),
+        ]
+    )
+    # the standard tools and gate (default mode, no approver: anything that asks is refused)
+    session = build_agent(workspace=tmp_path, provider=model, subagents=False, skills=False)
+    assert await session.send("read big.log, then its second page") == "paged"
+    first, second = [m.content for m in session.history if isinstance(m, Message.ToolResult)]
+    assert len(first) <= PREVIEW_MAX
+    assert SAVED.search(first).group(1).startswith(str(tmp_path / ".claw" / "tool-results"))
+    assert re.findall(r"event (\d{6})", second) == [f"{i:06d}" for i in range(101, 201)]
