@@ -247,7 +247,21 @@ class NotebookSession:
         history = old.history if old is not None else []
         if self.agent_spec:
             from ..session.custom import load_session
+            from ..session.log import SessionLog, SessionStore
 
+            if not isinstance(history, SessionLog):
+                # a learner's own session is saved from its first cell as clawnb's is (and as
+                # it was before the one-session change): it only offers the Session protocol,
+                # so the kernel hands it a session file of this workspace's store to append to
+                history = SessionStore.for_workspace(self.cwd, config.sessions_dir).create(
+                    history,
+                    meta={
+                        "model": model,
+                        "workspace": str(self.cwd),
+                        "front_end": "notebook",
+                        "agent": self.agent_spec,
+                    },
+                )
             agent: Session = load_session(
                 self.agent_spec, provider=provider, workspace=self.cwd, history=history
             )
