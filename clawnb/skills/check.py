@@ -99,6 +99,12 @@ def check_skills(
     return CheckReport(len(every), tuple(problems), ran)
 
 
+def _known_agents() -> frozenset[str]:
+    from .runtime import KNOWN_AGENTS
+
+    return KNOWN_AGENTS
+
+
 def _skill_problems(skill: Skill) -> list[str]:
     problems: list[str] = []
     if skill.model_invocable and not skill.description.strip():
@@ -119,6 +125,11 @@ def _skill_problems(skill: Skill) -> list[str]:
         )
     for key in skill.unknown_keys:
         problems.append(f"unknown frontmatter key {key!r} (ignored)")
+    if skill.agent and skill.agent.strip().lower() not in _known_agents():
+        problems.append(
+            f"agent {skill.agent!r} is not a kind clawnb runs (Explore, Plan: read-only; "
+            "general-purpose): the fork runs as a general child"
+        )
     try:
         body = skill.load_body()
     except SkillError as exc:

@@ -194,6 +194,18 @@ def fork_tools(session: AgentSession, skill: Skill) -> list[str] | None:
     return [name for name in session.tools.names() if name in wanted]
 
 
+# the fork kinds of the ``agent`` key: read-only ones, and the general child
+READ_ONLY_AGENTS = frozenset({"explore", "plan", "read-only"})
+KNOWN_AGENTS = READ_ONLY_AGENTS | {"general-purpose", "general"}
+
+
+def fork_is_read_only(skill: Skill) -> bool:
+    """``agent: Explore`` / ``Plan`` (Claude Code's read-only kinds): the fork gets read-only
+    tools only; ``general-purpose`` or none: the usual child. Other names (a custom agent
+    file, which clawnb does not read) run as the usual child — ``skills check`` says so."""
+    return (skill.agent or "").strip().lower() in READ_ONLY_AGENTS
+
+
 async def invoke(
     session: AgentSession,
     skill: Skill,
@@ -221,6 +233,7 @@ async def invoke(
     model = skill.model if skill.model not in (None, "", "inherit") else None
     child = session.child(
         tools=fork_tools(session, skill),
+        read_only=fork_is_read_only(skill),
         model=model,
         system_prompt=session.system_prompt,
         foreground=True,

@@ -250,6 +250,32 @@ async def test_a_fork_runs_as_a_child_and_only_its_summary_reaches_the_parent(
     assert "the survey says: all good" in parent and "FORK-BODY" not in parent
 
 
+async def test_an_explore_agent_fork_gets_read_only_tools_and_a_general_one_all(
+    home: World, tmp_path: Path
+) -> None:
+    home.skill("user", "scout", skill_text("Scout.", context="fork", agent="Explore"))
+    home.skill("user", "builder", skill_text("Build.", context="fork", agent="general-purpose"))
+    built, provider = session(home, tmp_path, [{"text": "scouted"}, {"text": "built"}])
+    await built.command("/scout")
+    await built.command("/builder")
+    scout, builder = (set(tools) for tools in provider.tools[:2])
+    assert {"read", "grep", "glob"} <= scout and not {"write", "edit", "bash"} & scout
+    assert {"write", "edit", "bash"} <= builder
+
+
+def test_skills_check_says_an_agent_kind_it_does_not_run(tmp_path: Path) -> None:
+    from clawnb.skills.check import check_skills
+
+    folder = tmp_path / "mine" / "SKILL.md"
+    folder.parent.mkdir(parents=True)
+    folder.write_text(skill_text("Mine.", context="fork", agent="my-reviewer"))
+    report = check_skills(tmp_path / "mine")
+    assert report.problems == (
+        "mine/SKILL.md: agent 'my-reviewer' is not a kind clawnb runs (Explore, Plan: "
+        "read-only; general-purpose): the fork runs as a general child",
+    )
+
+
 async def test_allowed_tools_narrow_a_forks_tools(home: World, tmp_path: Path) -> None:
     home.skill(
         "user",
