@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from IPython.core.error import UsageError
 
-from ..errors import ContextOverflowError
+from ..errors import ClawError, ContextOverflowError
 from ..events import AgentEvent
 from ..session.commands import COMMANDS, NOTEBOOK, Command, CommandContext
 from ..session.protocol import Session
@@ -80,8 +80,9 @@ class ClawInterrupted(KeyboardInterrupt):
 
 class ClawFailed(Exception):
     """Raised after a cell whose turn failed (model or network error, no key, max turns) has
-    cleaned up, so "Run All", nbclient and nbval stop as for any failing cell. The error itself
-    is already in the cell's transcript; IPython shows this one line instead of a traceback."""
+    cleaned up, so "Run All", nbclient and nbval stop as for any failing cell. Its message is
+    the error's own line (the transcript does not repeat it); IPython shows this one line
+    instead of a traceback, and headless runs report it."""
 
     def _render_traceback_(self) -> list[str]:
         return [f"ClawFailed: {self}"]
@@ -493,9 +494,19 @@ async def run_claw(
     interrupted = False
     failed = too_long = False
     messages: list[Message] = []
+    # Why the turn stopped is the cell's red error line (ClawFailed), shown once: the loop's
+    # Error event is held back and becomes that line when the turn then fails — and goes to
+    # the transcript after all if the turn goes on, or when nothing will raise (a background
+    # task), so no error is ever dropped.
+    failure: list[str] = []
     view.start()
 
     def on_event(event: AnyAgentEvent) -> None:
+        if raise_on_interrupt and isinstance(event, AgentEvent.Error):
+            failure.append(event.message)
+            return
+        if failure:
+            view(AgentEvent.Error(failure.pop()))  # it was not the end of the turn
         view(event)
         if isinstance(event, AgentEvent.TurnEnd):
             tracker = getattr(session.agent, "cost", None)  # not every Session prices turns
@@ -554,14 +565,23 @@ async def run_claw(
     except Exception as exc:
         failed = True
         too_long = isinstance(exc, ContextOverflowError) and not exc.prompt_kept
-        if not any(
+        if too_long and failure:
+            # the red line explains what to do about it; the server's own words stay above
+            view(AgentEvent.Error(failure.pop()))
+        if not failure:  # failed before the loop (building the session) or outside it
+            failure.append(
+                str(exc) if isinstance(exc, ClawError) else f"{type(exc).__name__}: {exc}"
+            )
+        if not raise_on_interrupt and not any(
             b.kind == "note" and b.text.startswith("error:") for b in view.transcript.blocks
         ):
-            view.note(f"error: {type(exc).__name__}: {scrub(str(exc))}")
+            view.note(f"error: {scrub(failure[-1])}")
     finally:
         heartbeat.cancel()
         repair_history(messages)
         session.running = False
+        if failure and not failed:  # the loop reported an error and still ended the turn
+            view(AgentEvent.Error(failure.pop()))
         view.finish()
     if interrupted and raise_on_interrupt:
         raise ClawInterrupted(INTERRUPTED_LINE)
@@ -571,7 +591,7 @@ async def run_claw(
                 "this prompt is too long for the model's context window even after compacting "
                 "the conversation; it was not kept, so the next cell works"
             )
-        raise ClawFailed("the agent stopped on the error shown above; the history is kept")
+        raise ClawFailed(f"{scrub(failure[-1])} (the history is kept)")
     return None
 
 

@@ -206,9 +206,10 @@ def test_a_claw_cell_says_the_line(case: Case, tmp_path: Path) -> None:
     assert run.status == "error"  # the cell fails, so Run All stops there
     assert case.line in run.text, run.text
     saved = "".join(o.get("data", {}).get("text/markdown", "") for o in run.outputs)
-    if case.name != "no key":  # a turn started: its line is the error block, not grey italics
-        assert "<div class='clawnb-error' role='alert'>error: " in saved, saved
-        assert "0 turns" not in saved
+    # the line is the cell's red error (ClawFailed), shown once: not also in the transcript
+    errors = [o for o in run.outputs if o["output_type"] == "error"]
+    assert [e["ename"] for e in errors] == ["ClawFailed"] and case.line in errors[0]["evalue"]
+    assert case.line not in saved and "0 turns" not in saved
     assert KEY not in run.text
 
 
