@@ -184,3 +184,112 @@ def test_a_command_of_several_lines_is_shown_before_the_question(tmp_path):
     child.sendline("n")
     _end(child)
     assert not (tmp_path / "ws" / "ran").exists()
+
+
+def test_piped_answers_get_the_whole_long_diff_without_pauses(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    content = "".join(f"line {n:03d}\n" for n in range(1, 101))
+    script = write_script(
+        tmp_path / "s.jsonl",
+        [call_turn("w1", "write", path="long.txt", content=content), {"text": "All done."}],
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "PYTHONPATH": str(ROOT),
+        "LINES": "40",
+    }
+    argv = ["-m", "clawnb", "chat", "--model", f"scripted:{script}", "--no-save"]
+    done = subprocess.run(
+        [sys.executable, *argv, "--workspace", str(tmp_path / "ws"), "--no-color"],
+        input="go\ny\n",  # the "y" answers the question, no "more" prompt takes it
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "-- more" not in done.stdout
+    assert all(f"| line {n:03d}" in done.stdout for n in range(1, 101))
+    assert done.stdout.index("line 100") < done.stdout.index("? allow [write: long.txt]")
+    assert (tmp_path / "ws" / "long.txt").read_text() == content
+
+
+OWN_AGENT = '''
+import contextlib
+
+from clawnb.events import ApprovalRequest
+from clawnb.types import AssistantTurn, Message, ToolCall
+
+
+class AsksFirst:
+    """A learner's session whose one tool runs code: it asks before running it."""
+
+    mode = "default"
+
+    def __init__(self, history):
+        self.history = history
+        self.approve = None
+
+    async def send(self, prompt, on_event=None, *, review=None):
+        self.history.append(Message.User(prompt))
+        call = ToolCall("p1", "run_python", {"code": "import os\\nprint(os.getcwd())"})
+        answer = await self.approve(ApprovalRequest(call, "[run_python]", "it runs code"))
+        text = "ran it" if answer.allowed else "did not run it"
+        self.history.append(Message.Assistant(AssistantTurn(text=text)))
+        if on_event is not None:
+            from clawnb.events import AgentEvent
+
+            on_event(AgentEvent.TextDelta(text))
+        return text
+
+    @contextlib.contextmanager
+    def handlers(self, *, approve=None, ask=None):
+        self.approve = approve
+        try:
+            yield
+        finally:
+            self.approve = None
+
+    def configure(self, *, mode=None, max_turns=None, model=None):
+        pass
+
+
+def make_session(provider, workspace, history):
+    return AsksFirst(history)
+'''
+
+
+def test_code_to_run_is_shown_as_numbered_lines_before_the_question(tmp_path):
+    (tmp_path / "asks_first.py").write_text(OWN_AGENT)
+    script = write_script(tmp_path / "s.jsonl", [{"text": "unused"}])
+    child = spawn_chat(
+        tmp_path,
+        "--agent",
+        "asks_first",
+        "--model",
+        f"scripted:{script}",
+        "--workspace",
+        str(tmp_path / "ws"),
+        "--no-color",
+        env={"PYTHONPATH": f"{tmp_path}:{Path(__file__).resolve().parents[2]}"},
+    )
+    child.expect("you> ")
+    child.sendline("go")
+    child.expect(QUESTION)
+    before = str(child.before)
+    assert "  [run_python]" in before
+    assert "1 │ import os" in before and "2 │ print(os.getcwd())" in before
+    assert before.index("print(os.getcwd())") < before.index("? allow [run_python] (it runs code)")
+    child.sendline("n")
+    child.expect("did not run it")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
