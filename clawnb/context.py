@@ -60,7 +60,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -292,7 +292,6 @@ class _Breaker:
     open: bool = False
     told: bool = False
     last_error: str = ""
-    history: list[str] = field(default_factory=list)
 
 
 class ContextManager:
