@@ -15,6 +15,7 @@ Every noun serialises to plain JSON-able dicts and back without loss
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import (
     ClassVar,
     Protocol,
     TypeAlias,
+    cast,
     dataclass_transform,
     runtime_checkable,
 )
@@ -86,6 +88,9 @@ class StopReason(StrEnum):
 
     STOP = "stop"
     TOOL_USE = "tool_use"
+    LENGTH = "length"
+    """The output cap cut the reply short (``finish_reason: "length"``): it looks finished
+    but is not; front ends say so (:meth:`AssistantTurn.cut_off_note`)."""
 
 
 @dataclass
@@ -151,6 +156,15 @@ class AssistantTurn:
     stop_reason: StopReason = StopReason.STOP
     usage: TokenUsage | None = None
     reasoning: str | None = None
+    output_limit: int | None = None  # the cap (max_tokens) sent, when it cut the reply short
+
+    def cut_off_note(self) -> str | None:
+        """``"cut off at the output limit (N tokens)"`` for a reply the cap cut short."""
+        if self.stop_reason != StopReason.LENGTH:
+            return None
+        tokens = self.output_limit or (self.usage.output_tokens if self.usage else 0)
+        note = "cut off at the output limit"
+        return f"{note} ({tokens} tokens)" if tokens else note
 
     def to_dict(self) -> JSONObject:
         data: JSONObject = {
@@ -161,6 +175,8 @@ class AssistantTurn:
         }
         if self.reasoning is not None:
             data["reasoning"] = self.reasoning
+        if self.output_limit is not None:
+            data["output_limit"] = self.output_limit
         return data
 
     @classmethod
@@ -184,6 +200,7 @@ class AssistantTurn:
             stop_reason=stop_reason,
             usage=TokenUsage.from_dict(usage) if usage else None,
             reasoning=data.get("reasoning"),
+            output_limit=data.get("output_limit"),
         )
 
 
@@ -419,10 +436,12 @@ def traits_of(tool: object) -> ToolTraits:
     """``tool``'s declared traits. A tool written to the book's protocol alone (a learner's,
     the course's) has the book's two flags, ``read_only`` and ``concurrency_safe``: this is
     the one place they are read, and nothing else is assumed of such a tool."""
-    if isinstance(tool, Declared):
-        traits = tool.traits
-        if isinstance(traits, ToolTraits):
-            return traits
+    # ``isinstance(tool, Declared)``, spelt as what it checks (the one attribute): the loop
+    # asks this of every tool on every request, and a runtime check against a Protocol costs
+    # ~100× more on Python 3.11
+    traits = getattr(tool, "traits", None)
+    if isinstance(traits, ToolTraits):
+        return traits
     read_only = getattr(tool, "read_only", False) is True
     concurrent = getattr(tool, "concurrency_safe", False) is True
     if not (read_only or concurrent):
@@ -445,6 +464,13 @@ class Hiding(Protocol):
     the deferred ones it has not loaded, ``exit_plan`` everything but the read-only ones)."""
 
     def hides(self, tool: Tool, tools: ToolSet) -> bool: ...
+
+
+@functools.lru_cache(maxsize=256)
+def _hides(cls: type) -> bool:
+    """Whether a tool class is :class:`Hiding` — asked per request of every tool, so the
+    (slow) Protocol check is made once per class; ``hides`` is a method, a class attribute."""
+    return callable(getattr(cls, "hides", None))
 
 
 class ToolSet:
@@ -484,7 +510,7 @@ class ToolSet:
         it has not loaded yet, the planning phase everything but its read-only tools — so the
         loop never needs to know which tool does that."""
         tools = list(self._tools.values())
-        hiders = [t for t in tools if isinstance(t, Hiding)]
+        hiders = [cast(Hiding, t) for t in tools if _hides(type(t))]
         if not hiders:
             return self.definitions()
         return [t.definition for t in tools if not any(h.hides(t, self) for h in hiders)]
