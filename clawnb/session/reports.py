@@ -60,8 +60,12 @@ def status_text(session: AgentSession, extra: list[str] | None = None) -> str:
 def mode_line(session: AgentSession) -> str:
     """``accept_edits``, or ``accept_edits (from the project's configuration)`` when no
     option or command chose another one."""
+    from ..permissions import PermissionMode
+
     configured = str(session.config.permissions.mode)
-    origin = " (from the project's configuration)" if session.mode == configured else ""
+    # the built-in default came from no configuration: say nothing then
+    chosen = configured != PermissionMode.DEFAULT.value and session.mode == configured
+    origin = " (from the project's configuration)" if chosen else ""
     return f"{session.mode}{origin}"
 
 

@@ -240,3 +240,27 @@ async def test_plan_requests_are_tagged_on_the_message_not_recognised_by_text(tm
     assert first.content.startswith(DEFAULT_PLAN_PROMPT)  # what the model got
     session.close()
     reopened.close()
+
+
+async def test_status_names_the_configuration_only_when_a_configuration_chose_the_mode(
+    tmp_path, monkeypatch
+):
+    """The clutter item of issue 26: ``mode: default (from the project's configuration)``
+    when no configuration exists."""
+    from clawnb.session.assemble import build_agent
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    bare = build_agent(None, workspace=ws, model="scripted:/dev/null")
+    try:
+        assert "mode: default\n" in await bare.command("/status")
+    finally:
+        bare.close()
+    (ws / ".claw").mkdir()
+    (ws / ".claw" / "config.toml").write_text('[permissions]\nmode = "plan"\n')
+    planned = build_agent(None, workspace=ws, model="scripted:/dev/null")
+    try:
+        assert "mode: plan (from the project's configuration)" in await planned.command("/status")
+    finally:
+        planned.close()
