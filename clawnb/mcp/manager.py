@@ -138,11 +138,7 @@ class _LoopThread:
     async def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
         """Await ``coro`` on this loop from another one; cancelling the awaiting task cancels
         the work here too."""
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:
+        if _running_loop() is self.loop:
             return await coro
         return await asyncio.wrap_future(self.submit(coro))
 
@@ -160,6 +156,13 @@ class _LoopThread:
             self.thread.join(timeout)
 
 
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 class _AdoptedLoop:
     """The connections on a loop the caller owns and keeps running for the manager's whole
     life (the chat's loop, a kernel's): calls from that loop need no hand-over to another
@@ -171,11 +174,7 @@ class _AdoptedLoop:
         self.loop = loop
 
     async def run(self, coro: Coroutine[Any, Any, _T]) -> _T:
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:
+        if _running_loop() is self.loop:
             return await coro
         if self.loop.is_closed():
             coro.close()

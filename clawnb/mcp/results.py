@@ -21,7 +21,6 @@ import base64
 import binascii
 import importlib
 import json
-import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -90,45 +89,10 @@ def _bytes(n: int) -> str:
 
 def image_size(data: bytes) -> tuple[int, int] | None:
     """``(width, height)`` from the header of a PNG, GIF, JPEG or WebP image, else ``None``
-    (no image library needed: the figures are in the first bytes)."""
-    try:
-        if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
-            w, h = struct.unpack(">II", data[16:24])
-            return int(w), int(h)
-        if data[:6] in (b"GIF87a", b"GIF89a"):
-            w, h = struct.unpack("<HH", data[6:10])
-            return int(w), int(h)
-        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-            chunk = data[12:16]
-            if chunk == b"VP8 ":
-                w, h = struct.unpack("<HH", data[26:30])
-                return int(w) & 0x3FFF, int(h) & 0x3FFF
-            if chunk == b"VP8L":
-                bits = int.from_bytes(data[21:25], "little")
-                return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-            if chunk == b"VP8X":
-                return int.from_bytes(data[24:27], "little") + 1, int.from_bytes(
-                    data[27:30], "little"
-                ) + 1
-        if data[:2] == b"\xff\xd8":
-            i = 2
-            while i + 9 < len(data):
-                if data[i] != 0xFF:
-                    i += 1
-                    continue
-                marker = data[i + 1]
-                if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
-                    i += 2
-                    continue
-                (length,) = struct.unpack(">H", data[i + 2 : i + 4])
-                # SOF0..SOF15, except DHT (C4), JPG (C8) and DAC (CC)
-                if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                    h, w = struct.unpack(">HH", data[i + 5 : i + 9])
-                    return int(w), int(h)
-                i += 2 + length
-    except (struct.error, IndexError):
-        return None
-    return None
+    (the notebook tools' reader: no image library needed, the figures are in the first bytes)."""
+    from ..tools.ipynb import header_size
+
+    return header_size(data)
 
 
 def _image(mime: str, data: str) -> McpImage:

@@ -51,6 +51,7 @@ __all__ = [
     "NotebookEditTool",
     "NotebookReadTool",
     "cell_diff",
+    "header_size",
     "image_size",
     "is_notebook_path",
     "load_notebook",
@@ -263,6 +264,39 @@ def image_size(mime: str, data: Any) -> tuple[int, int] | None:
     return None
 
 
+def header_size(data: bytes) -> tuple[int, int] | None:
+    """``(width, height)`` from the first bytes of a PNG, GIF, JPEG or WebP image, else
+    ``None`` — no image library needed (also the MCP results' images)."""
+    try:
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+            w, h = struct.unpack(">II", data[16:24])
+            return int(w), int(h)
+        if data[:6] in (b"GIF87a", b"GIF89a"):
+            w, h = struct.unpack("<HH", data[6:10])
+            return int(w), int(h)
+        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+            return _webp_size(data)
+        if data[:2] == b"\xff\xd8":
+            return _jpeg_size(data)
+    except (struct.error, IndexError):
+        return None
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8 ":
+        w, h = struct.unpack("<HH", data[26:30])
+        return int(w) & 0x3FFF, int(h) & 0x3FFF
+    if chunk == b"VP8L":
+        bits = int.from_bytes(data[21:25], "little")
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X":
+        width = int.from_bytes(data[24:27], "little") + 1
+        return width, int.from_bytes(data[27:30], "little") + 1
+    return None
+
+
 def _jpeg_size(raw: bytes) -> tuple[int, int] | None:
     """Walk the JPEG markers to the first start-of-frame, which holds the size."""
     if raw[:2] != b"\xff\xd8":
@@ -280,6 +314,7 @@ def _jpeg_size(raw: bytes) -> tuple[int, int] | None:
             i += 2
             continue
         (length,) = struct.unpack(">H", raw[i + 2 : i + 4])
+        # SOF0..SOF15, except DHT (C4), JPG (C8) and DAC (CC)
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
             height, width = struct.unpack(">HH", raw[i + 5 : i + 9])
             return width, height
