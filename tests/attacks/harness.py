@@ -612,6 +612,7 @@ def drive_chat(world: World) -> None:
         r"trust this folder\? .*: ",
         "you> ",
         r"execute this plan\? .*: ",  # plan mode's review: "plan_answer" (default n)
+        r"-- more: Enter for the next page, q to stop -- ",  # a long diff, paged
         pexpect.EOF,
     ]
     sent = False
@@ -632,6 +633,8 @@ def drive_chat(world: World) -> None:
                     sent = True
             elif i == 3:
                 child.sendline(world.attack.data.get("plan_answer", "n"))
+            elif i == 4:
+                child.sendline("")  # read the whole change, as a careful person would
             else:
                 break
     finally:
