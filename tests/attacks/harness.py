@@ -612,7 +612,7 @@ def drive_chat(world: World) -> None:
         r"trust this folder\? .*: ",
         "you> ",
         r"execute this plan\? .*: ",  # plan mode's review: "plan_answer" (default n)
-        r"-- more: Enter for the next page, q to stop -- ",  # a long diff, paged
+        r"-- more: Enter for the next page, q to stop[^\n]* -- ",  # a long diff, paged
         pexpect.EOF,
     ]
     sent = False
