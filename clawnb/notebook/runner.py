@@ -25,7 +25,7 @@ import contextlib
 import os
 import re
 import traceback
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -486,8 +486,8 @@ async def run_claw(
     except SecretInPromptError as exc:
         print(f"%%claw: {exc}")  # nothing was sent; the history is unchanged
         return None
-    view = view if view is not None else make_view(shell, quiet=options.quiet, ui=options.ui)
-    approver = Approver(view, how=options.approve, stdin_allowed=_stdin_allowed(shell))
+    ui = CellFrontEnd.open(shell, options, view)
+    view = ui.view
     session.running = True
     session.cells += 1
     heartbeat = asyncio.ensure_future(_heartbeat())
@@ -529,13 +529,12 @@ async def run_claw(
             messages = agent.history
         label = f"cell {_cell_number(shell, session.cells)}"
         with (
-            agent.handlers(approve=approver, ask=NotebookInputHandler(view, approver)),
+            ui.attached(agent, session, shell, in_cell=raise_on_interrupt),
             agent.checkpoints.turn(label) if _own(agent) else contextlib.nullcontext(),
-            _proposals(session, view, approver, shell, raise_on_interrupt),
         ):
             # the turn runs as a task of its own, so the status line's Stop can cancel it
             # exactly as the kernel's interrupt cancels the cell (same clean-up below)
-            reviewer = PlanReviewer(view, approver)
+            reviewer = ui.review
             if plan:
                 sent = agent.run_plan(prompt, on_event, reviewer)  # type: ignore[attr-defined]
             else:
@@ -726,22 +725,44 @@ def _prompt_suffix(shell: Any, workspace: str) -> str:
     return "\n\n".join(p for p in (NOTEBOOK_PROMPT, notebook_context(shell, workspace)) if p)
 
 
-def _proposals(
-    session: NotebookSession,
-    view: TextView | WidgetView,
-    approver: Approver,
-    shell: Any,
-    in_cell: bool,
-) -> AbstractContextManager[None]:
-    """Route propose_cell to this cell's view; inserting needs the cell to still be running
-    (a background task's cell has returned: its payload would land on the next cell)."""
-    import contextlib
+@dataclass
+class CellFrontEnd:
+    """What one ``%%claw`` cell shows and asks through, built once on one view: the approver
+    (cards, stdin or a policy), ``ask_user``'s handler, the plan reviewer and the proposal
+    cards. The session sees only the hooks :meth:`attached` hands it; the kernel-side state
+    stays in :class:`NotebookSession`."""
 
-    from .propose import CellProposals
+    view: TextView | WidgetView
+    approver: Approver
+    ask: NotebookInputHandler
+    review: PlanReviewer
 
-    if session.proposals is None:
-        return contextlib.nullcontext()
-    return session.proposals.routed(CellProposals(view, approver, shell, can_insert=in_cell))
+    @classmethod
+    def open(
+        cls, shell: Any, options: CellOptions, view: TextView | WidgetView | None = None
+    ) -> CellFrontEnd:
+        view = view if view is not None else make_view(shell, quiet=options.quiet, ui=options.ui)
+        approver = Approver(view, how=options.approve, stdin_allowed=_stdin_allowed(shell))
+        return cls(
+            view, approver, NotebookInputHandler(view, approver), PlanReviewer(view, approver)
+        )
+
+    @contextlib.contextmanager
+    def attached(
+        self, agent: Session, session: NotebookSession, shell: Any, *, in_cell: bool
+    ) -> Iterator[None]:
+        """The cell's approvals and questions answer the agent's, and propose_cell shows here
+        — inserting only while the cell still runs (a background task's cell has returned:
+        its payload would land on the next cell)."""
+        from .propose import CellProposals
+
+        with agent.handlers(approve=self.approver, ask=self.ask):
+            if session.proposals is None:
+                yield
+                return
+            cards = CellProposals(self.view, self.approver, shell, can_insert=in_cell)
+            with session.proposals.routed(cards):
+                yield
 
 
 def _cost_part(tracker: CostTracker) -> str:
