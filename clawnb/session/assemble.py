@@ -136,6 +136,8 @@ class AgentSession:
     skills: SessionSkills | None = field(default=None, repr=False)  # listed, /NAME, `skill`
     # what the model must learn mid-conversation, for the next user message (see remind())
     reminders: dict[str, str] = field(default_factory=dict, repr=False)
+    # the instruction files in the system prompt, includes too (/config shows them)
+    instruction_sources: list[Path] = field(default_factory=list, repr=False)
     _mcp_said: str | None = field(default=None, repr=False)
     _next_label: str | None = field(default=None, repr=False)  # see label_next()
 
@@ -957,15 +959,23 @@ def build_agent(
             )
         )
 
+    instruction_sources: list[Path] = []
     if system_prompt is None:
-        from ..instructions import InstructionLoader
+        from ..control.trust import user_config_dir
+        from ..instructions import USER_INSTRUCTIONS, InstructionLoader
         from ..prompt import SystemPromptBuilder
         from ..tools.tool_search import deferred_tools_section
 
+        # the project's files root first, then the person's own (last word); @includes
+        loader = InstructionLoader(
+            config.instruction_files,
+            user_file=user_config_dir() / USER_INSTRUCTIONS,
+            includes=True,
+        )
         builder = SystemPromptBuilder(
             ws,
             tools=[t for t in toolset if not traits_of(t).deferred],
-            instruction_loader=InstructionLoader(config.instruction_files),
+            instruction_loader=loader,
             config_instructions=config.instructions,
         )
         deferred = deferred_tools_section(toolset)
@@ -975,6 +985,7 @@ def build_agent(
             # dynamic: the listing depends on the workspace (and its trust), not the agent
             builder.section("skills", session_skills.listing.text)
         system_prompt = builder.build()
+        instruction_sources = list(loader.sources)
     if prompt_suffix:
         # the front end's words (the notebook's path): redacted like the builder's sections
         system_prompt = f"{system_prompt}\n\n{redact(prompt_suffix)}"
@@ -1013,6 +1024,7 @@ def build_agent(
         mcp=mcp,
         notices=notices,
         skills=session_skills,
+        instruction_sources=instruction_sources,
     )
     if isinstance(session, SessionLog):
         bundle.history = session

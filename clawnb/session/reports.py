@@ -155,6 +155,8 @@ def config_text(session: AgentSession, extra: list[str] | None = None) -> str:
             lines.append(f"{name} = {mask(dotenv[name])} in .env")
         else:
             lines.append(f"{name} = {mask(os.environ.get(name))}")
+    sources = getattr(session, "instruction_sources", None) or []
+    lines.append("instructions = " + (", ".join(str(p) for p in sources) or "none"))
     lines += extra or []
     return redact("\n".join(lines))
 
