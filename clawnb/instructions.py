@@ -165,7 +165,7 @@ class InstructionLoader:
         """The referenced file's text, a ``[@ref not included: why]`` note, or ``None`` when
         ``ref`` names no file (then it is left as written)."""
         target = Path(os.path.expanduser(ref)) if ref.startswith("~/") else here / ref
-        if not target.is_file():
+        if not target.exists():  # names no file: left as written (a FIFO exists, and is refused)
             return None
         key = target.absolute()
         if key in seen:

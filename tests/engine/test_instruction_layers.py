@@ -4,6 +4,7 @@ that went into the prompt — through a real session's system prompt."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 
 from clawnb.instructions import MAX_INCLUDE_DEPTH, InstructionLoader
@@ -27,9 +28,7 @@ def test_the_persons_file_comes_last_and_config_names_every_file(tmp_path, monke
         order = [prompt.index(m) for m in ("ROOT-SAYS", "STYLE-GUIDE", "SUB-SAYS", "USER-PREFERS")]
         assert order == sorted(order)
         assert "@docs/style.md" not in prompt  # replaced by the file
-        config = session.agent.system_prompt and __import__("asyncio").run(
-            session.command("/config")
-        )
+        config = asyncio.run(session.command("/config"))
     finally:
         session.close()
     listed = config.split("instructions = ")[1].splitlines()[0].split(", ")
