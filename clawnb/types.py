@@ -156,7 +156,8 @@ class AssistantTurn:
     stop_reason: StopReason = StopReason.STOP
     usage: TokenUsage | None = None
     reasoning: str | None = None
-    output_limit: int | None = None  # the cap (max_tokens) sent, when it cut the reply short
+    # the cap (max_tokens) sent, when it cut the reply short; out of the repr the course prints
+    output_limit: int | None = field(default=None, repr=False)
 
     def cut_off_note(self) -> str | None:
         """``"cut off at the output limit (N tokens)"`` for a reply the cap cut short."""

@@ -13,7 +13,15 @@
 * **context overflow**: with ``n_ctx`` set, a request whose messages are estimated (4
   characters a token) above it gets that server's recorded context-length error;
 * **identity**: ``/v1/models`` with the server's ``owned_by`` and fields, and its ``Server``
-  header, for profile detection.
+  header, for profile detection;
+* **streaming limits** (``../shared/reference/local-model-peers.md``, issue 27):
+  llama-cpp-python fails *inside* a stream — an empty 200 — when ``tool_choice`` is
+  ``"auto"`` (its function-calling handler cannot stream a choice its grammar made) and when
+  the prompt overflows ``n_ctx`` (the 400 comes only without ``stream``);
+* **forced tool choice**: ``tool_choice`` naming a function (or ``"required"``) makes the
+  model call it, every time it is sent — the way a grammar-constrained model does;
+* **strict alternation** (``template="mistral-nemo"``): llama-server with Mistral-Nemo's
+  template refuses a conversation whose roles do not alternate, with a 400.
 
 Replies are scripted :class:`Reply` s, served in order (then ``Reply("ok")``). Every request
 body is kept in ``requests``. The server runs in a thread, so synchronous tests (pexpect,
@@ -76,6 +84,7 @@ class Reply:
     text: str | None = None
     calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     usage: tuple[int, int] | None = (10, 5)
+    finish: str | None = None  # finish_reason, when not "stop"/"tool_calls" ("length")
 
 
 def estimate(messages: list[dict[str, Any]]) -> int:
@@ -91,6 +100,8 @@ class FakeServer:
         n_ctx: int | None = None,
         window_after_system: int | None = None,
         model: str = "local-model",
+        template: str | None = None,
+        forced_arguments: dict[str, Any] | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown kind {kind!r}")
@@ -101,6 +112,12 @@ class FakeServer:
         # depend on how long clawnb's prompt is
         self.window_after_system = window_after_system
         self.model = model
+        if template not in (None, "mistral-nemo"):
+            raise ValueError(f"unknown template {template!r}")
+        self.template = template
+        # the arguments of a call the tool choice forced (the scripted replies are kept)
+        self.forced_arguments = dict(forced_arguments or {})
+        self.forced_calls = 0
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.lock = threading.Lock()
@@ -162,19 +179,51 @@ class FakeServer:
     def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
         """(status, JSON body) — for a 200 streaming request, the list of chunks."""
         stream = bool(body.get("stream"))
+        # llama-cpp-python fails inside a stream: the client sees an empty 200 (the reference)
+        fails_inside = stream and self.kind == "llama-cpp-python"
         refused = self.template_error(body.get("messages", []))
         if refused is not None:
             status, payload = refused
-            if stream and self.kind == "llama-cpp-python":
+            if fails_inside:
                 return 200, []  # the template fails inside the stream: an empty 200
             return status, payload
         if self.overflows(body.get("messages", [])):
+            if fails_inside:
+                return 200, []  # the overflow's 400 comes only without "stream"
             recorded = ERRORS["context_overflow"][_OVERFLOW[self.kind]]
+            if self.kind == "llama-cpp-python" and self.n_ctx is not None:
+                # the real server names its own --n_ctx where the recording says 4096
+                text = json.dumps(recorded["body"]).replace(" is 4096 ", f" is {self.n_ctx} ")
+                return recorded["status"], json.loads(text)
             return recorded["status"], recorded["body"]
-        reply = self.replies.pop(0) if self.replies else Reply("ok")
+        if fails_inside and self.tools_offered(body) and body.get("tool_choice") == "auto":
+            # chatml-function-calling raises "Automatic streaming tool choice is not
+            # supported" once its grammar step picks a function — which SmolLM2 did even for
+            # "What is the capital of France?" (issue 27) — so every such request fails here
+            return 200, []
+        forced = self.forced_tool(body)
+        if forced is not None:
+            self.forced_calls += 1
+            call = (f"call_forced_{self.forced_calls}", forced, dict(self.forced_arguments))
+            reply = Reply(None, [call])
+        else:
+            reply = self.replies.pop(0) if self.replies else Reply("ok")
         if reply.calls and not self.tools_offered(body):
             reply = Reply("(this server did not pass the tools to the model)", usage=reply.usage)
         return 200, (_chunks(reply) if stream else _completion(reply, self.model))
+
+    def forced_tool(self, body: dict[str, Any]) -> str | None:
+        """The tool a request's ``tool_choice`` forces the model to call (its grammar allows
+        nothing else), or ``None``."""
+        choice = body.get("tool_choice")
+        if not self.tools_offered(body):
+            return None
+        if isinstance(choice, dict):
+            name = (choice.get("function") or {}).get("name")
+            return name if isinstance(name, str) else None
+        if choice == "required":
+            return str(body["tools"][0]["function"]["name"])
+        return None
 
     def overflows(self, messages: list[dict[str, Any]]) -> bool:
         window = self.n_ctx
@@ -190,6 +239,10 @@ class FakeServer:
         return self.kind != "llama-cpp-python" or "tool_choice" in body
 
     def template_error(self, messages: list[dict[str, Any]]) -> tuple[int, Any] | None:
+        if self.template == "mistral-nemo":
+            refused = _alternation_error(messages)
+            if refused is not None:
+                return refused
         shape = ERRORS["message_shape"]
         for msg in messages:
             has_content = "content" in msg
@@ -217,6 +270,36 @@ class FakeServer:
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(5)
+
+
+# llama-server --jinja with models/templates/mistralai-Mistral-Nemo-Instruct-2407.jinja: the
+# reference says it refuses two user (or two system) messages in a row with a 400; the words
+# are the template's own raise_exception, which llama-server passes on.
+ALTERNATION_MESSAGE = (
+    "After the optional system message, conversation roles must alternate "
+    "user/assistant/user/assistant/..."
+)
+
+
+def _alternation_error(messages: list[dict[str, Any]]) -> tuple[int, Any] | None:
+    """The Mistral-Nemo template's check, as it is written: after an optional first system
+    message, the messages that are neither tool results nor assistant tool calls must go
+    user, assistant, user, … (a second system message breaks it too)."""
+    rest = messages[1:] if messages and messages[0].get("role") == "system" else messages
+    counted = [
+        m for m in rest if m.get("role") not in ("tool", "tool_results") and not m.get("tool_calls")
+    ]
+    for i, message in enumerate(counted):
+        if (message.get("role") == "user") != (i % 2 == 0):
+            body = {
+                "error": {
+                    "code": 400,
+                    "message": ALTERNATION_MESSAGE,
+                    "type": "invalid_request_error",
+                }
+            }
+            return 400, body
+    return None
 
 
 def _error(recorded: dict[str, Any]) -> tuple[int, Any]:
@@ -250,7 +333,7 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if reply.calls else "stop",
+                "finish_reason": reply.finish or ("tool_calls" if reply.calls else "stop"),
             }
         ],
     }
@@ -274,7 +357,7 @@ def _chunks(reply: Reply) -> list[dict[str, Any]]:
         chunks.append(
             delta({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(args)}}]})
         )
-    chunks.append(delta({}, "tool_calls" if reply.calls else "stop"))
+    chunks.append(delta({}, reply.finish or ("tool_calls" if reply.calls else "stop")))
     if reply.usage is not None:
         chunks.append({"choices": [], "usage": _usage(reply)})
     return chunks

@@ -301,6 +301,9 @@ class Transcript:
                 if turn.usage is not None:
                     self.input_tokens += turn.usage.input_tokens
                     self.output_tokens += turn.usage.output_tokens
+                cut = turn.cut_off_note()  # a reply the output cap cut short looks finished
+                if cut is not None:
+                    return self.note(f"({cut})")
             case AgentEvent.Error(message=message):
                 return self.note(f"error: {message}")
             case AgentEvent.ContextRecovered(note=note):

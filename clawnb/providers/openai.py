@@ -157,7 +157,7 @@ def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return out
 
 
-def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+def wire_messages(messages: list[Message], *, cache: bool = False) -> list[dict[str, Any]]:
     """:func:`convert_messages`, in the shape the widest range of servers accepts.
 
     An assistant message with tool calls and no text gets ``"content": ""``: llama-cpp-python's
@@ -165,12 +165,75 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
     streaming) and Ollama refuses ``null`` ("invalid message content type: <nil>"), while an
     empty string works with those, llama.cpp ``--jinja``, vLLM and the hosted APIs. The book's
     ``convert_messages`` keeps leaving the key out, as the course checks.
+
+    The roles always alternate, as strict chat templates demand (Mistral-Nemo's, served by
+    llama-server, answers anything else with a 400 on every later request). The stored history
+    is not changed — every front end's history goes through here:
+
+    * every system message (the prompt, a compaction summary, a recovery note) is folded into
+      one, first (``cache``: its static prefix marked cacheable, see :mod:`clawnb.prompt`);
+    * neighbouring user messages (a turn that failed or was interrupted before any answer,
+      then the next message) become one, their texts joined by a blank line;
+    * neighbouring assistant texts become one;
+    * where a person's message follows a tool round that ended without an answer (Ctrl-C, a
+      turn limit), :data:`NO_ANSWER` stands for the answer that never came, and a conversation
+      whose first turn is the assistant's (the oldest turns were dropped) starts with
+      :data:`CONTINUED`.
+
+    Tool results and assistant messages with tool calls are outside the alternation, as those
+    templates count them.
     """
-    out = convert_messages(messages)
-    for entry in out:
-        if entry["role"] == "assistant" and entry.get("content") is None:
+    systems: list[str | list[dict[str, Any]]] = []
+    body: list[dict[str, Any]] = []
+    last_turn = ""  # the role of the last user or assistant-text message sent
+    for msg, entry in zip(messages, convert_messages(messages), strict=True):
+        role = entry["role"]
+        if role == "system":
+            assert isinstance(msg, Message.System)
+            systems.append(system_content(msg.content, cache=cache and not systems))
+            continue
+        if role == "assistant" and entry.get("content") is None:
             entry["content"] = ""
-    return out
+        if role == "tool" or entry.get("tool_calls"):
+            body.append(entry)
+            continue
+        previous = body[-1] if body else None
+        if role == last_turn and previous is not None and previous["role"] == role:
+            if not previous.get("tool_calls"):
+                previous["content"] = _joined(previous["content"], entry["content"])
+                continue
+        if role == last_turn == "user":
+            body.append({"role": "assistant", "content": NO_ANSWER})
+        elif role == "assistant" and not last_turn:
+            body.insert(0, {"role": "user", "content": CONTINUED})
+        elif role == last_turn == "assistant":
+            body.append({"role": "user", "content": CONTINUED})
+        body.append(entry)
+        last_turn = role
+    if not systems:
+        return body
+    content = systems[0]
+    for more in systems[1:]:
+        content = _joined(content, more)
+    return [{"role": "system", "content": content}, *body]
+
+
+NO_ANSWER = "(no answer: this turn ended before the model replied)"
+"""The assistant message :func:`wire_messages` puts between a tool round that ended without an
+answer and the person's next message (the stored history is left as it is)."""
+CONTINUED = "(continuing the conversation)"
+"""The user message :func:`wire_messages` puts before a conversation whose oldest turns were
+dropped, so that it starts with the person's turn."""
+
+
+def _joined(first: Any, second: Any) -> Any:
+    """Two messages' contents as one: text joined by a blank line; content parts (a cached
+    system prompt) keep their parts and gain the other's text as one more."""
+    if isinstance(first, str) and isinstance(second, str):
+        return f"{first}\n\n{second}" if first and second else first or second
+    parts = first if isinstance(first, list) else [{"type": "text", "text": first}]
+    more = second if isinstance(second, list) else [{"type": "text", "text": second}]
+    return [*parts, *more]
 
 
 def _wire_call(call: ToolCall) -> dict[str, Any]:
@@ -243,13 +306,25 @@ def parse_completion(data: Any) -> AssistantTurn:
             call_id = f"call_{i}"
         calls.append(ToolCall(call_id, name, arguments, invalid))
     tool_use = choice.get("finish_reason") == "tool_calls" or bool(calls)
-    return AssistantTurn(
-        text=text,
-        tool_calls=calls,
-        stop_reason=StopReason.TOOL_USE if tool_use and calls else StopReason.STOP,
-        usage=usage_from(data.get("usage")),
-        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+    return _cut_off(
+        AssistantTurn(
+            text=text,
+            tool_calls=calls,
+            stop_reason=StopReason.TOOL_USE if tool_use and calls else StopReason.STOP,
+            usage=usage_from(data.get("usage")),
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+        ),
+        choice.get("finish_reason"),
     )
+
+
+def _cut_off(turn: AssistantTurn, finish_reason: Any, cap: int | None = None) -> AssistantTurn:
+    """``finish_reason: "length"`` on a reply without tool calls: :attr:`StopReason.LENGTH`,
+    with the output cap that was sent (``cap``), so the front ends can say it was cut off."""
+    if finish_reason == "length" and not turn.tool_calls:
+        turn.stop_reason = StopReason.LENGTH
+        turn.output_limit = cap
+    return turn
 
 
 def _preview(value: Any, limit: int = 200) -> str:
@@ -476,7 +551,10 @@ class OpenAICompatProvider:
     rejects ``stream_options``). ``cache_prompt`` marks the static part of the system prompt
     cacheable (``cache_control``) for servers that honour it (Anthropic models via OpenRouter).
     ``max_reply_bytes`` and ``max_line_bytes`` bound what one answer may hold (see the module
-    docstring; ``None``: no cap).
+    docstring; ``None``: no cap). ``context_window`` is the server's window in tokens, for a
+    server that does not say (llama-cpp-python's ``--n_ctx``): an empty stream from a request
+    estimated past it is a :class:`~clawnb.errors.ContextOverflowError`. A window the server
+    names (``/models``, an overflow error) is kept the same way.
     """
 
     default_base_url: str = OPENAI_BASE_URL
@@ -509,6 +587,7 @@ class OpenAICompatProvider:
         server: str | None = None,
         max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+        context_window: int | None = None,
     ) -> None:
         model = model if model is not None else self.default_model
         if not model:
@@ -551,7 +630,9 @@ class OpenAICompatProvider:
             raise ProviderConfigError(f"unknown server kind {server!r} (one of: {kinds})")
         self.server = server
         self.profile: ServerProfile | None = PROFILES.get(server or "")
-        self.context_window: int | None = None  # the server's context size, when it says
+        # the server's context size: given, or as the server said (/models, an overflow error)
+        self.context_window: int | None = context_window
+        self._told_unstreamed = False  # said once that this server's replies come whole
         self._probe_pending = server == "auto" and is_local_url(self.api_base)
         self.max_reply_bytes = max_reply_bytes
         self.max_line_bytes = max_line_bytes
@@ -609,26 +690,39 @@ class OpenAICompatProvider:
     ) -> dict[str, Any]:
         """The JSON body: ``model``, ``messages``, ``tools`` (omitted when empty), ``stream``
         (only when true), usage options, then pass-through fields."""
-        body: dict[str, Any] = {"model": self.model, "messages": wire_messages(messages)}
-        if self.cache_prompt:
-            for wire, msg in zip(body["messages"], messages, strict=True):
-                if isinstance(msg, Message.System):
-                    wire["content"] = system_content(msg.content, cache=True)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": wire_messages(messages, cache=self.cache_prompt),
+        }
         if tools:
             body["tools"] = convert_tools(tools)
-            if (
-                self.profile is not None
-                and self.profile.tool_choice is not None
-                and "tool_choice" not in self.request_fields
-            ):
-                body["tool_choice"] = self.profile.tool_choice
+            choice = self.tool_choice_for(messages)
+            if choice is not None:
+                body["tool_choice"] = choice
         if stream:
             body["stream"] = True
             if self.stream_usage:
                 body["stream_options"] = {"include_usage": True}
-        body.update(self.request_fields)
+        body.update((k, v) for k, v in self.request_fields.items() if k != "tool_choice")
         body.update(self.extra_body)
         return body
+
+    def tool_choice_for(self, messages: list[Message]) -> Any:
+        """The ``tool_choice`` a request with tools sends (``None``: leave it out).
+
+        A forced choice (``"required"`` or one tool by name) applies to the round that answers
+        the person's message only; the rounds after it (the request ends with tool results)
+        send ``"auto"``, as agent SDKs do: forcing every round made the model call the same
+        tool until the turn limit. ``"auto"``/``"none"`` apply to every round; without a
+        choice of the user's, the server profile's (llama-cpp-python needs one to pass the
+        tools on at all)."""
+        chosen = self.request_fields.get("tool_choice")
+        if chosen is None:
+            return self.profile.tool_choice if self.profile is not None else None
+        forced = chosen == "required" or isinstance(chosen, dict)
+        if forced and not (messages and isinstance(messages[-1], Message.User)):
+            return "auto"
+        return chosen
 
     def _request_headers(self) -> dict[str, str]:
         headers = {"Accept": "application/json", **self.headers}
@@ -804,9 +898,9 @@ class OpenAICompatProvider:
             progress.answered = True
             if response.status_code >= 400:
                 raise self._http_error(response, await _read_head(response, ERROR_BODY_BYTES))
-            return self._parse_json(await _read_capped(response, self.max_body_bytes))
+            return self._parse_json(await _read_capped(response, self.max_body_bytes), body)
 
-    def _parse_json(self, raw: bytes) -> AssistantTurn:
+    def _parse_json(self, raw: bytes, body: Mapping[str, Any]) -> AssistantTurn:
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError):
@@ -818,6 +912,8 @@ class OpenAICompatProvider:
             turn = parse_completion(data)
         except StreamError as exc:
             raise StreamError(self._redact(exc.message), code=exc.code) from None
+        if turn.stop_reason == StopReason.LENGTH:
+            turn.output_limit = _cap(body)
         if self.max_reply_bytes is not None and _reply_size(turn) > self.max_reply_bytes:
             raise ReplyTooLarge("the model's reply", self.max_reply_bytes, MAX_REPLY_SETTING)
         return turn
@@ -826,9 +922,12 @@ class OpenAICompatProvider:
         self,
         body: dict[str, Any],
         once: Callable[[httpx.AsyncClient, dict[str, Any], _Progress], Awaitable[AssistantTurn]],
+        *,
+        retries: bool = True,
     ) -> AssistantTurn:
         """Run ``once(client, body, progress)`` until it returns a turn, retrying what is worth
-        retrying (see :meth:`_retry_delay`) — but never after output reached the caller."""
+        retrying (see :meth:`_retry_delay`) — but never after output reached the caller, and
+        not at all without ``retries``."""
         attempt = 0
         async with self._http() as client:
             while True:
@@ -841,13 +940,15 @@ class OpenAICompatProvider:
                 except ProviderHTTPError as exc:
                     if self._adapt(exc, body):
                         continue
+                    if isinstance(exc, ContextOverflowError) and exc.context_window:
+                        self.context_window = exc.context_window  # the server said
                     error, cause = exc, None
                 except (ProviderConnectionError, StreamError) as exc:
                     # a stream that ended with no data, or an error object in the answer
                     error, cause = exc, None
                 if progress.delivered:
                     raise error from cause  # output was shown: never restart silently
-                delay = self._retry_delay(attempt, error)
+                delay = self._retry_delay(attempt, error) if retries else None
                 if delay is None:
                     raise error from cause
                 attempt += 1
@@ -866,13 +967,52 @@ class OpenAICompatProvider:
         turn is returned. Retries happen only before the first event reached ``on_event``."""
         await self.detect_server()
         body = self.build_request(messages, tools, stream=True)
+        if not self._can_stream(body):
+            # this server cannot stream this request: ask for the whole reply, shown at once
+            turn = await self._with_retries(self.build_request(messages, tools), self._chat_once)
+            await emit_turn(on_event, turn)
+            return turn
 
         async def once(
             client: httpx.AsyncClient, body: dict[str, Any], progress: _Progress
         ) -> AssistantTurn:
             return await self._stream_once(client, body, on_event, progress)
 
-        return await self._with_retries(body, once)
+        try:
+            return await self._with_retries(body, once)
+        except _EmptyStream:
+            if self.profile is None or self.profile.kind != "llama-cpp-python":
+                raise
+        # llama-cpp-python fails inside a stream without a word (a template error, an overflow
+        # of its --n_ctx): the same request unstreamed, once and not retried, gets its reason
+        # (recognised as an overflow when it is one) or the answer
+        log.warning(
+            "%s sent an empty stream; asking once more without streaming to hear why",
+            self.profile.name,
+        )
+        turn = await self._with_retries(
+            self.build_request(messages, tools), self._chat_once, retries=False
+        )
+        await emit_turn(on_event, turn)
+        return turn
+
+    def _can_stream(self, body: dict[str, Any]) -> bool:
+        """Whether this server can stream ``body``. llama-cpp-python's function-calling chat
+        handler raises inside the stream whenever ``tool_choice`` is ``"auto"`` and its
+        grammar step picks a tool — even for a plain question — and the client sees an empty
+        200; the same request without streaming works. Said once per provider."""
+        if self.profile is None or self.profile.streams_auto_tool_choice:
+            return True
+        if not body.get("tools") or body.get("tool_choice") != "auto":
+            return True
+        if not self._told_unstreamed:
+            self._told_unstreamed = True
+            log.warning(
+                "%s cannot stream a reply while the model may choose a tool "
+                '(tool_choice "auto"): those replies arrive whole',
+                self.profile.name,
+            )
+        return False
 
     async def _stream_once(
         self,
@@ -895,7 +1035,7 @@ class OpenAICompatProvider:
             content_type = response.headers.get("content-type", "")
             if "json" in content_type and "event-stream" not in content_type:
                 # The server ignored ``stream: true`` and sent one JSON completion.
-                turn = self._parse_json(await _read_capped(response, self.max_body_bytes))
+                turn = self._parse_json(await _read_capped(response, self.max_body_bytes), body)
                 if on_event is not None:
                     progress.delivered = True
                     await emit_turn(on_event, turn)
@@ -921,16 +1061,16 @@ class OpenAICompatProvider:
                     saw_data = True
                     tail.extend(normaliser.feed(payload))
                 if not saw_data:
-                    raise self._no_events(content_type, head)
+                    raise self._no_events(content_type, head, body)
                 tail.extend(normaliser.close())
             except StreamError as exc:
                 raise StreamError(self._redact(exc.message), code=exc.code) from None
             for event in tail:
                 accumulator.feed(event)
                 await emit(on_event, event)
-            return accumulator.finish()
+            return _cut_off(accumulator.finish(), normaliser.finish_reason, _cap(body))
 
-    def _no_events(self, content_type: str, head: bytes) -> ProviderError:
+    def _no_events(self, content_type: str, head: bytes, body: dict[str, Any]) -> ProviderError:
         """The body ended without a single ``data:`` line."""
         preview = self._redact(_preview(head.decode("utf-8", "replace").strip(), 200))
         where = _public_url(self.endpoint)
@@ -941,7 +1081,25 @@ class OpenAICompatProvider:
         if "event-stream" in content_type:
             # Not a byte: the server failed before generating, typically its chat template
             # refusing the messages. Asking again would only pay for the prompt again.
-            return ProviderError(
+            tokens = _prompt_estimate(body)
+            if self.context_window is not None and tokens > self.context_window:
+                # llama-cpp-python says nothing else when the prompt does not fit a stream
+                return ContextOverflowError(
+                    200,
+                    f"{where} answered with an empty stream, and the conversation (about "
+                    f"{tokens} tokens) is longer than its context window "
+                    f"({self.context_window} tokens)",
+                    "context_length_exceeded",
+                    context_window=self.context_window,
+                )
+            if self.profile is not None and self.profile.kind == "llama-cpp-python":
+                return _EmptyStream(
+                    f"{where} answered with an empty stream: llama-cpp-python fails inside a "
+                    "stream without a word — when its chat template rejects the messages, "
+                    "when the conversation is longer than its --n_ctx, or when a tool choice "
+                    "it cannot stream was asked for; its log says which"
+                )
+            return _EmptyStream(
                 f"{where} answered with an empty stream: the server failed before writing "
                 "anything (often its chat template rejecting the messages); its log says why"
             )
@@ -949,6 +1107,25 @@ class OpenAICompatProvider:
             f"{where} did not answer with server-sent events "
             f"(content-type {content_type or 'missing'}): {preview or 'empty body'}"
         )
+
+
+class _EmptyStream(ProviderError):
+    """A stream that ended before a single event (the server failed before generating)."""
+
+
+def _cap(body: Mapping[str, Any]) -> int | None:
+    """The output cap a request sends (``max_tokens`` or ``max_completion_tokens``)."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        if isinstance(body.get(key), int):
+            return int(body[key])
+    return None
+
+
+def _prompt_estimate(body: dict[str, Any]) -> int:
+    """The tokens a request's prompt holds, roughly: its messages and tool schemas as JSON,
+    four characters a token (the JSON's quotes and keys stand for the template's markup)."""
+    sent = compact_json([body.get("messages") or [], body.get("tools") or []])
+    return len(sent) // 4
 
 
 async def _read_capped(response: httpx.Response, limit: int | None) -> bytes:

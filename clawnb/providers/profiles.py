@@ -4,7 +4,9 @@ them apart.
 Servers that all answer ``/v1/chat/completions`` still differ in ways that matter to an agent:
 
 * **llama-cpp-python** passes ``tools`` to the model only when the request also sends
-  ``tool_choice``; without it the agent never gets its tools. The profile sends ``"auto"``.
+  ``tool_choice``; without it the agent never gets its tools. The profile sends ``"auto"`` —
+  which that server cannot stream (it fails inside the stream, an empty 200), so those
+  requests go unstreamed.
 * **vLLM** names its context window (``max_model_len``) in ``/v1/models``; the profile keeps it
   so context-overflow recovery can size the conversation to fit.
 * **llama.cpp** (``llama-server --jinja``), **Ollama** and **LM Studio** need nothing extra in
@@ -42,17 +44,24 @@ __all__ = [
 @dataclass(frozen=True)
 class ServerProfile:
     """``kind`` and its display ``name``; ``tool_choice`` is sent with every request that
-    offers tools (unless the user chose one)."""
+    offers tools (unless the user chose one); ``streams_auto_tool_choice`` is False for a
+    server that cannot stream a reply while ``tool_choice`` is ``"auto"`` (those requests
+    are then sent unstreamed)."""
 
     kind: str
     name: str
     tool_choice: str | None = None
+    streams_auto_tool_choice: bool = True
 
 
 PROFILES: dict[str, ServerProfile] = {
     "openai": ServerProfile("openai", "OpenAI-compatible"),
     "llama.cpp": ServerProfile("llama.cpp", "llama.cpp (llama-server)"),
-    "llama-cpp-python": ServerProfile("llama-cpp-python", "llama-cpp-python", tool_choice="auto"),
+    # chatml-function-calling raises "Automatic streaming tool choice is not supported"
+    # inside the stream (an empty 200): tests/fake_servers.py, docs/local-models.md
+    "llama-cpp-python": ServerProfile(
+        "llama-cpp-python", "llama-cpp-python", "auto", streams_auto_tool_choice=False
+    ),
     "ollama": ServerProfile("ollama", "Ollama"),
     "vllm": ServerProfile("vllm", "vLLM"),
     "lmstudio": ServerProfile("lmstudio", "LM Studio"),

@@ -402,6 +402,7 @@ class ChunkNormaliser:
         self._usage: TokenUsage | None = None
         self._broken: bytes | None = None
         self.done = False
+        self.finish_reason: str | None = None  # the last one the server sent
         self.max_reply = max_reply
         self.reply_bytes = 0  # text + reasoning + arguments received so far (UTF-8)
 
@@ -478,6 +479,8 @@ class ChunkNormaliser:
                         self._tool_delta(tc, events)
         if choice.get("finish_reason") == "error":
             raise StreamError("the server ended the stream with finish_reason 'error'")
+        if isinstance(choice.get("finish_reason"), str) and choice["finish_reason"]:
+            self.finish_reason = choice["finish_reason"]
         return events
 
     def _content_parts(self, content: Any, events: list[AnyStreamEvent]) -> None:

@@ -142,7 +142,13 @@ def config_text(session: AgentSession, extra: list[str] | None = None) -> str:
         f"mode = {session.mode}",
         f"workspace = {session.workspace}",
         f"max_turns = {limit if limit else 'none'}",
+        f"max_context_tokens = {config.max_context_tokens}",
     ]
+    # the limits the provider sends and knows: numbers, or "none" / "unknown", never None
+    cap = getattr(session.provider, "request_fields", {}).get("max_tokens")
+    window = getattr(session.provider, "context_window", None)
+    lines.append(f"max_output_tokens = {cap if cap else 'none'}")
+    lines.append(f"server context window = {window if window else 'unknown'}")
     try:
         shown = config.generation_for(session.model).model_dump(exclude_none=True)
         lines.append("model options = " + (json.dumps(shown) if shown else "(defaults)"))
