@@ -209,6 +209,8 @@ def test_ctrl_c_during_a_live_stream(tmp_path):
         child.close()
     assert child.exitstatus == 0
     assert len(server.requests) == 2
-    # the interrupted turn left no assistant message; the next request carries both prompts
-    roles = [m["role"] for m in server.requests[1][0]["messages"]]
-    assert roles == ["system", "user", "user"]
+    # the interrupted turn left no assistant message; the next request carries both prompts,
+    # joined into one user message (the roles alternate, as strict templates demand)
+    sent = server.requests[1][0]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert sent[1]["content"] == "take your time\n\nagain"
