@@ -235,6 +235,9 @@ BUGS = [
         '        timeout = optional_int(args, "timeout", minimum=1) or self.default_timeout\n',
         "test_bash_leaves_the_event_loop_running",
         limit=1.5,  # as above: the timeout tests' sleeps block it
+        # every test of the chapter starts real bash processes, and this bug runs them one
+        # after another on the loop: on a loaded machine their starts alone add seconds
+        slower=10,
     ),
     Bug(
         "glob-not-recursive",
