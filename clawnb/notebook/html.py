@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 from .sanitize import sanitize_markdown
 from .scrub import scrub
@@ -106,6 +107,9 @@ STYLE = (
     "color:var(--jp-content-font-color1,inherit);"
     "border:1px solid var(--jp-border-color2,rgba(128,128,128,.35))}"
     ".clawnb-result{max-height:16em;overflow:auto}"
+    # an image a tool returned: never wider than the card (560 px notebooks), not too tall
+    ".clawnb-images img{display:block;max-width:100%;max-height:24em;height:auto;margin:4px 0;"
+    "border:1px solid var(--jp-border-color2,rgba(128,128,128,.35))}"
     ".clawnb-muted{color:var(--jp-content-font-color2,inherit)}"
     # on a waiting card's highlight the secondary grey falls under 4.5:1 (axe, light theme)
     ".clawnb-s-waiting .clawnb-muted{color:var(--jp-content-font-color1,inherit)}"
@@ -264,7 +268,36 @@ def card_body_html(card: Card) -> str:
         else:
             text = html.escape(scrub(preview(result)))
             parts.append(f"<pre class='clawnb-result'>{one_line(text)}</pre>")
+    parts += [images_html(card.images)] if card.images else []
     return "".join(parts)
+
+
+# Images on a card: raster types only (an SVG is a document that can hold script and links),
+# as data URIs (nothing is fetched: an image cannot be a beacon), a few, each under a cap.
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_IMAGES = 4
+MAX_IMAGE_BASE64 = 4_000_000  # about 3 MB of image
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+
+
+def images_html(images: list[Any]) -> str:
+    """The images a call returned, as ``<img>`` data URIs; one that is not a raster type,
+    not clean base64 or too big is its label (``[image/svg+xml, 2.1 KB]``) instead."""
+    out = []
+    for image in images[:MAX_IMAGES]:
+        mime = str(getattr(image, "mime_type", ""))
+        data = "".join(str(getattr(image, "data", "")).split())
+        label = html.escape(str(getattr(image, "label", mime)))
+        if mime in IMAGE_TYPES and len(data) <= MAX_IMAGE_BASE64 and _BASE64.fullmatch(data):
+            out.append(
+                f"<img class='clawnb-image' alt='{label}' title='{label}' "
+                f"src='data:{mime};base64,{data}'>"
+            )
+        else:
+            out.append(f"<div class='clawnb-muted'>{label}</div>")
+    if len(images) > MAX_IMAGES:
+        out.append(f"<div class='clawnb-muted'>({len(images) - MAX_IMAGES} more images)</div>")
+    return "<div class='clawnb-images'>" + "".join(out) + "</div>"
 
 
 def is_error_note(text: str) -> bool:

@@ -508,6 +508,8 @@ async def run_claw(
         if failure:
             view(AgentEvent.Error(failure.pop()))  # it was not the end of the turn
         view(event)
+        if isinstance(event, AgentEvent.ToolResult) and event.name.startswith("mcp__"):
+            view.attach_images(event.id, _tool_images(session.agent, event))
         if isinstance(event, AgentEvent.TurnEnd):
             tracker = getattr(session.agent, "cost", None)  # not every Session prices turns
             if tracker is not None:
@@ -763,6 +765,18 @@ class CellFrontEnd:
             cards = CellProposals(self.view, self.approver, shell, can_insert=in_cell)
             with session.proposals.routed(cards):
                 yield
+
+
+def _tool_images(agent: Any, event: Any) -> tuple[Any, ...]:
+    """The images an MCP tool's call returned (kept by the tool for the card, keyed by the
+    call's id), taken so they are shown once."""
+    from ..mcp.tools import McpTool
+
+    tools = getattr(agent, "tools", None)
+    tool = tools.get(event.name) if tools is not None else None
+    if not isinstance(tool, McpTool):
+        return ()
+    return tool.attachments.pop(event.id, ())
 
 
 def _cost_part(tracker: CostTracker) -> str:

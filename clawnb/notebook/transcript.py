@@ -139,6 +139,8 @@ class Card:
     # a running call's output so far (bash), its tail shown live; capped
     output: str = ""
     parent: str = ""  # the call a subagent made this one for ("" for the agent's own calls)
+    # images the call returned (an MCP tool's: mime_type, data in base64, label)
+    images: list[Any] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -425,6 +427,13 @@ class View:
         card.note = note
         block = self.transcript.block_of(card)
         self._changed(block, None)
+
+    def attach_images(self, call_id: str, images: Any) -> None:
+        """Show the images a call returned on its card (an MCP tool's screenshot, a chart)."""
+        card = self.card(call_id)
+        if card is not None and images:
+            card.images = list(images)
+            self._changed(self.transcript.block_of(card), None)
 
     def set_preview(self, card: Card, change: Any) -> None:
         """Attach the exact change a call will make (a ChangePreview) to its card."""

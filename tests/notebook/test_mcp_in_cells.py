@@ -139,3 +139,46 @@ def test_a_kernel_interrupt_cancels_the_in_flight_mcp_request_on_the_server(tmp_
         assert run.status == "ok" and "next cell fine" in run.text, run.text
     finally:
         kernel.close()
+
+
+def test_an_image_an_mcp_tool_returns_is_shown_on_its_card(tmp_path, configured):
+    """The server's 640×480 PNG reaches the card as an <img> data URI (nothing fetched) —
+    live and in what the notebook keeps — while the model reads its label."""
+    from tests.notebook.kernelclient import Frontend, Kernel, kernel_env
+
+    write_script(
+        tmp_path / "img.jsonl",
+        [call_turn("i1", "mcp__faults__image"), {"text": "A picture came back."}],
+    )
+    kernel = Kernel(tmp_path, kernel_env(tmp_path, CLAWNB_FRONTEND_TIMEOUT="5"))
+    try:
+        assert kernel.execute("%load_ext clawnb").status == "ok"
+        run = kernel.execute(
+            "%%claw --model scripted:img.jsonl --approve allow --ui widget\nshow me",
+            frontend=Frontend(render=True),
+            timeout=120,
+        )
+        assert run.status == "ok", run.text
+        kept = json.dumps(run.outputs, default=str, ensure_ascii=False)
+        assert "<img class='clawnb-image' alt='[image/png 640×480]'" in kept, kept[-2000:]
+        assert "src='data:image/png;base64,iVBOR" in kept
+        assert "A picture came back." in run.text
+    finally:
+        kernel.close()
+
+
+def test_only_clean_raster_images_become_img_tags():
+    from types import SimpleNamespace
+
+    from clawnb.notebook.html import MAX_IMAGES, images_html
+
+    png = SimpleNamespace(mime_type="image/png", data="iVBORw0KGgo=", label="[image/png 1×1]")
+    svg = SimpleNamespace(mime_type="image/svg+xml", data="PHN2Zz4=", label="[image/svg+xml]")
+    forged = SimpleNamespace(
+        mime_type="image/png", data="AAAA' onerror='alert(1)", label="[image/png, 1 KB]"
+    )
+    out = images_html([png, svg, forged])
+    assert out.count("<img ") == 1 and "src='data:image/png;base64,iVBORw0KGgo='" in out
+    assert "[image/svg+xml]" in out and "onerror" not in out
+    many = images_html([png] * (MAX_IMAGES + 2))
+    assert many.count("<img ") == MAX_IMAGES and "(2 more images)" in many
