@@ -237,7 +237,7 @@ BUGS = [
         limit=1.5,  # as above: the timeout tests' sleeps block it
         # every test of the chapter starts real bash processes, and this bug runs them one
         # after another on the loop: on a loaded machine their starts alone add seconds
-        slower=10,
+        slower=30,
     ),
     Bug(
         "glob-not-recursive",
