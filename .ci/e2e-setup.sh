@@ -22,7 +22,7 @@ if [ ! -x /usr/bin/chromium ] \
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq chromium fonts-dejavu-core fonts-noto-color-emoji >/dev/null
 fi
-/usr/bin/chromium --version 2>/dev/null | head -n 1
+/usr/bin/chromium --version 2>/dev/null | sed -n 1p  # not head: see .ci/run
 
 if ! "$PYTHON" -c "import jupyterlab, playwright.sync_api" 2>/dev/null; then
     "$PYTHON" -m pip install -q "jupyterlab>=4.2" "playwright>=1.45"
