@@ -21,18 +21,24 @@ and more, **before opening anything**:
 A refusal raises :class:`~clawnb.errors.UnsafeFileError`, whose message says in one line why
 (it names the file, never its content); a file that is simply missing raises the usual
 :class:`FileNotFoundError`.
+
+Writing has one home here too: :func:`replace_file` swaps a file's content in one step, for the
+``write`` and ``edit`` tools and for putting a control file back (:mod:`clawnb.control.trust`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import sys
+import uuid
+from pathlib import Path
 
 from ..errors import UnsafeFileError
 
-__all__ = ["INSTRUCTION_MAX_BYTES", "read_workspace_bytes", "read_workspace_text"]
+__all__ = ["INSTRUCTION_MAX_BYTES", "read_workspace_bytes", "read_workspace_text", "replace_file"]
 
 INSTRUCTION_MAX_BYTES = 256 * 1024
 """An instruction file larger than this is refused (no project needs a longer one, and a
@@ -141,3 +147,36 @@ def _opened_path(fd: int) -> str | None:
         return os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))
     except OSError:
         return None
+
+
+def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` all at once: a new file beside it is written and synced,
+    then renamed into place. A reader sees the old file or the new one, never half of either;
+    a failure leaves the old file and no temporary one; the rename replaces whatever stands at
+    ``path`` (a link included) and never writes through it.
+
+    The new file gets the permission bits ``mode``; without it, those of the file it replaces
+    (``os.stat``: a link is followed), or for a new file the usual ``0o666 & ~umask``. The
+    directory must exist."""
+    if mode is None:
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.clawnb-tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666)  # os.open applies the umask
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

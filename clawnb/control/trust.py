@@ -40,6 +40,7 @@ from typing import Any
 
 from ..errors import SafetyViolation
 from ..instructions import DEFAULT_INSTRUCTION_FILES
+from .files import replace_file
 
 __all__ = [
     "CONTROL_DIR",
@@ -687,7 +688,7 @@ class ControlSnapshot:
         elif was[0] == "link":
             os.symlink(was[1], path)
         else:
-            _replace_file(path, was[1], was[2])
+            replace_file(path, was[1], was[2])
 
 
 def _read_no_follow(path: Path) -> bytes:
@@ -702,26 +703,6 @@ def _read_no_follow(path: Path) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-def _replace_file(path: Path, data: bytes, mode: int) -> None:
-    """Write ``path`` as a new file beside it, then rename it into place: the rename replaces
-    whatever is there (a link included) and never writes through it."""
-    tmp = path.with_name(f".{path.name}.clawnb-{os.getpid()}-{time.monotonic_ns()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def undone_message(

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
-import uuid
 from pathlib import Path
 
+from ..control.files import replace_file
 from ..types import JSON, ToolDefinition
 from .base import (
     ChangePreview,
@@ -43,35 +42,12 @@ __all__ = ["WriteTool", "atomic_write", "real_target", "refuse_notebook"]
 
 
 def atomic_write(target: Path, data: bytes) -> None:
-    """Replace ``target`` with ``data`` all at once (temp file + fsync + rename).
+    """Replace ``target`` with ``data`` all at once (temp file + fsync + rename), keeping its
+    permission bits (:func:`clawnb.control.files.replace_file`).
 
     ``target`` should already be resolved (symlinks followed); its directory must exist.
     """
-    directory = target.parent
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = 0o666  # os.open applies the umask
-    tmp = directory / f".{target.name}.{uuid.uuid4().hex[:12]}.clawnb-tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if mode != 0o666:
-            os.chmod(tmp, mode)  # the umask may have masked bits the old file had
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    replace_file(target, data)
 
 
 def real_target(path: Path) -> Path:

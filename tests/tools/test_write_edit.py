@@ -54,6 +54,19 @@ async def test_write_keeps_permissions_of_existing_file(tmp_path):
     assert stat.S_IMODE(target.stat().st_mode) == 0o751
 
 
+async def test_write_keeps_all_permission_bits_of_existing_file_whatever_the_umask(tmp_path):
+    # 0o666 is also what a new file asks for: the old file's bits still win over the umask
+    target = tmp_path / "shared.txt"
+    target.write_text("old")
+    target.chmod(0o666)
+    old = os.umask(0o022)
+    try:
+        await WriteTool().call({"path": str(target), "content": "new"})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666
+
+
 async def test_write_new_file_respects_umask(tmp_path):
     old = os.umask(0o027)
     try:
