@@ -8,6 +8,12 @@ prices it per million tokens. The book's summary line is kept exactly::
 Prices come from the ``[pricing]`` table of the config (see :meth:`CostTracker.for_model`).
 A model with no configured price is *not* silently billed at $0: its summary says the cost is
 unknown, so nobody mistakes a missing price for a free model.
+
+What the front ends show (the chat's ``/cost`` and exit line, ``%claw cost``, a ``%%claw``
+cell's footer, the one-shot CLI, the Python API) is one rule, :meth:`CostTracker.report`:
+token counts with thousands separators, and a cost that is a dollar figure, ``free`` (a price
+of 0 configured on purpose: a local model) or ``not priced`` (no price at all: a scripted or
+an unknown model) — never ``$0.0000`` for a model nobody priced.
 """
 
 from __future__ import annotations
@@ -17,7 +23,10 @@ from typing import Any
 
 from .types import TokenUsage
 
-__all__ = ["CostTracker"]
+__all__ = ["CostTracker", "NOT_PRICED", "FREE"]
+
+NOT_PRICED = "not priced"  # no price configured: the cost is unknown, not zero
+FREE = "free"  # a price of 0 in and 0 out, configured on purpose
 
 
 class CostTracker:
@@ -88,14 +97,15 @@ class CostTracker:
         self.unreported_turns = 0
 
     def summary(self) -> str:
-        """``tokens: N in + N out | cost: $X.XXXX`` (or ``cost: unknown …`` without a price).
+        """The book's line, ``tokens: N in + N out | cost: $X.XXXX`` (or ``cost: unknown …``
+        without a price, ``cost: free`` at a price of 0), numbers without separators as chapter
+        17 has them; what the front ends print is :meth:`report`.
 
         When the server reported no usage for any turn, the tokens are "not reported" (a local
         server that sends no usage did not use 0 tokens); when it skipped some turns, how many.
         """
-        free = self.priced and not (self.input_price_per_million or self.output_price_per_million)
         if self.unreported_turns and self.unreported_turns == self.turn_count:
-            cost = "$0.0000" if free else "unknown (no usage reported)"
+            cost = FREE if self.free else "unknown (no usage reported)"
             return f"tokens: not reported | cost: {cost}"
         tokens = f"tokens: {self.total_input_tokens} in + {self.total_output_tokens} out"
         if self.unreported_turns:
@@ -103,15 +113,46 @@ class CostTracker:
             tokens += f" (+ {self.unreported_turns} turn{s} not reported)"
         if not self.priced:
             return f"{tokens} | cost: unknown (no price configured for {self.model!r})"
-        return f"{tokens} | cost: ${self.total_cost():.4f}"
+        return f"{tokens} | cost: {self.cost_label()}"  # a model priced at 0 is "free"
+
+    # -- what the front ends show: one rule -------------------------------------------------
+
+    @property
+    def free(self) -> bool:
+        """Priced at 0 in and 0 out on purpose (a ``[pricing]`` entry of zeros)."""
+        return self.priced and not (self.input_price_per_million or self.output_price_per_million)
+
+    def cost_label(self) -> str:
+        """``$0.0123``; ``free`` for a model priced at 0; ``not priced`` for one with no price
+        (a ``$0.0000`` there would read like a real price)."""
+        if not self.priced:
+            return NOT_PRICED
+        if self.free:
+            return FREE
+        return f"${self.total_cost():.4f}"
+
+    def tokens_label(self) -> str:
+        """``1,234 in + 567 out``; ``not reported`` when the server sent no usage for any turn
+        (it did not use 0 tokens); ``… (+ 2 turns not reported)`` when it skipped some."""
+        if 0 < self.turn_count == self.unreported_turns:
+            return "not reported"
+        text = f"{self.total_input_tokens:,} in + {self.total_output_tokens:,} out"
+        if self.unreported_turns:
+            s = "s" if self.unreported_turns != 1 else ""
+            text += f" (+ {self.unreported_turns:,} turn{s} not reported)"
+        return text
+
+    def report(self) -> str:
+        """``tokens: 1,234 in + 567 out | cost: $0.0122`` (or ``cost: not priced`` /
+        ``cost: free``): the line every front end prints. :meth:`summary` is the book's."""
+        return f"tokens: {self.tokens_label()} | cost: {self.cost_label()}"
 
     def __repr__(self) -> str:
-        return f"CostTracker({self.summary()!r}, turns={self.turn_count})"
+        return f"CostTracker({self.report()!r}, turns={self.turn_count:,})"
 
     def _repr_markdown_(self) -> str:
-        cost = f"${self.total_cost():.4f}" if self.priced else "unknown (no price configured)"
         return (
             "| turns | input tokens | output tokens | cost |\n|---:|---:|---:|---:|\n"
-            f"| {self.turn_count} | {self.total_input_tokens} | {self.total_output_tokens} "
-            f"| {cost} |"
+            f"| {self.turn_count:,} | {self.total_input_tokens:,} | {self.total_output_tokens:,} "
+            f"| {self.cost_label()} |"
         )

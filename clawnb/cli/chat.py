@@ -686,9 +686,19 @@ class ChatApp:
                 if self.terminated:
                     return 128 + self.terminated
         finally:
+            self._say_total(session)
             session.close()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+
+    def _say_total(self, session: AgentSession | _OwnAgent) -> None:
+        """The chat's last line when a model answered at all: what the session used, worded
+        as ``/cost`` and every other front end word it (``not priced``, never ``$0.0000``)."""
+        cost = getattr(session, "cost", None)
+        if cost is None or not getattr(cost, "turn_count", 0):
+            return
+        with contextlib.suppress(OSError, ValueError):  # a closed terminal (SIGHUP)
+            self.say(f"(this session: {cost.report()})")
 
 
 class _ChatHost:

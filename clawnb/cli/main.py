@@ -71,7 +71,7 @@ async def _run_demo(script: Path, workspace: Path, prompt: str, out: TerminalRen
         await session.send(prompt, out)
     except ClawError:
         return 1  # already reported through the Error event
-    print(f"\n[{len(session.history)} messages | {session.cost.summary()}]")
+    print(f"\n[{len(session.history):,} messages | {session.cost.report()}]")
     return 0
 
 

@@ -780,15 +780,10 @@ def _tool_images(agent: Any, event: Any) -> tuple[Any, ...]:
 
 
 def _cost_part(tracker: CostTracker) -> str:
-    """``$0.0123`` when the model has a price; ``""`` when it has none (a scripted or local
-    model: ``$0.0000`` would read like a real price)."""
-    priced = getattr(tracker, "priced", False) and (
-        getattr(tracker, "input_price_per_million", 0)
-        or getattr(tracker, "output_price_per_million", 0)
-    )
-    if priced:
-        return f"${tracker.total_cost():.4f}"
-    return ""
+    """The footer's cost as every front end words it (:meth:`CostTracker.cost_label`):
+    ``$0.0123``, ``free`` or ``not priced`` (never ``$0.0000`` for a model nobody priced)."""
+    label = getattr(tracker, "cost_label", None)  # a session's own tracker may lack it
+    return label() if callable(label) else ""
 
 
 def _cell_number(shell: Any, fallback: int) -> int:

@@ -875,7 +875,8 @@ def build_agent(
 
     cost = CostTracker.for_model(model_name, config)
     if offline:
-        cost = CostTracker(0.0, 0.0, model=model_name)  # a script costs nothing, and says so
+        # a script or a replay has no price: its cost says "not priced", never "$0.0000"
+        cost = CostTracker(model=model_name, priced=False)
     from ..config import DEFAULT_MAX_OUTPUT_TOKENS
 
     context = ContextManager(

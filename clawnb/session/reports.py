@@ -77,26 +77,25 @@ def session_line(session: AgentSession) -> str:
 
 
 def cost_part(tracker: CostTracker) -> str:
-    """``$0.0123`` when the model has a price; ``""`` when it has none (a scripted or local
-    model: ``$0.0000`` would read like a real price)."""
-    if tracker.priced and (tracker.input_price_per_million or tracker.output_price_per_million):
-        return f"${tracker.total_cost():.4f}"
-    return ""
+    """The cost as every front end words it (:meth:`CostTracker.cost_label`): ``$0.0123``,
+    ``free`` (priced at 0 on purpose) or ``not priced`` (a scripted or unknown model:
+    ``$0.0000`` would read like a real price)."""
+    return tracker.cost_label()
 
 
 def cost_text(session: AgentSession) -> str:
     """Tokens (with separators) and cost — "not priced" for a model without a price — and the
     context's size."""
+    from ..usage import NOT_PRICED
+
     tracker = session.cost
-    line = f"tokens: {tracker.total_input_tokens:,} in + {tracker.total_output_tokens:,} out"
-    if 0 < tracker.turn_count == tracker.unreported_turns:
-        line = "tokens: not reported"  # a server that sends no usage did not use 0 tokens
-    part = cost_part(tracker)
-    cost = part or f"not priced (no price configured for {session.model!r})"
+    cost = cost_part(tracker)
+    if cost == NOT_PRICED:
+        cost += f" (no price configured for {session.model!r})"
     ctx = session.context
     window = f"{ctx.max_tokens:,}" if ctx.max_tokens else "no limit"
     return (
-        f"{line} | cost: {cost}\n"
+        f"tokens: {tracker.tokens_label()} | cost: {cost}\n"
         f"context: ~{ctx.context_tokens:,} of {window} tokens, "
         f"{count(len(session.history), 'message')}, {count(ctx.compactions, 'compaction')}"
     )

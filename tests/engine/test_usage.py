@@ -50,4 +50,4 @@ def test_reset_keeps_prices():
 def test_markdown_repr_for_notebooks():
     tracker = CostTracker(3.0, 15.0)
     tracker.record(TokenUsage(1000, 200))
-    assert "| 1 | 1000 | 200 | $0.0060 |" in tracker._repr_markdown_()
+    assert "| 1 | 1,000 | 200 | $0.0060 |" in tracker._repr_markdown_()
