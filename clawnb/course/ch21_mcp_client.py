@@ -11,6 +11,7 @@ import importlib.util
 import json
 import sys
 import time
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -112,11 +113,25 @@ async def _reap(client: Any) -> None:
         await asyncio.wait_for(process.wait(), 5)
 
 
-async def _close(client: Any) -> None:
+@contextlib.asynccontextmanager
+async def _running(client: Any) -> AsyncIterator[Any]:
+    """``client`` started for the block (``as`` names what ``start()`` returned), then closed
+    however the block ends, and its process reaped if ``close()`` left it running."""
     try:
-        await client.close()
+        yield await client.start()
     finally:
-        await _reap(client)
+        try:
+            await client.close()
+        finally:
+            await _reap(client)
+
+
+async def _fails_soon(call: Awaitable[Any], what: str) -> None:
+    """``call`` raises, and within 3 s; ``what`` names it in the message if it does not."""
+    start = time.monotonic()
+    error = await error_of(call)
+    assert error is not None, f"{what} returned instead of raising"
+    assert time.monotonic() - start < 3
 
 
 def _time_server() -> list[str]:
@@ -134,16 +149,13 @@ def _hour(text: str) -> str:
 async def test_mcp_client_talks_to_a_real_server(impl, tmp):
     # The handshake, the tool list and a call, against mcp-server-time from the package index.
     client = impl.StdioClient(_time_server(), timeout=REAL_TIMEOUT)
-    try:
-        info = await client.start()
+    async with _running(client) as info:
         assert info["serverInfo"]["name"] == "mcp-time"
         tools = await client.list_tools()
         assert sorted(t["name"] for t in tools) == ["convert_time", "get_current_time"]
         args = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
         result = await client.call_tool("convert_time", args)
         assert _hour(result["content"][0]["text"]) == "21:00"
-    finally:
-        await _close(client)
 
 
 @suite.test
@@ -151,11 +163,8 @@ async def test_mcp_client_initializes_then_says_initialized(impl, tmp):
     # initialize (protocol version, capabilities, clientInfo) first, then the notification
     # notifications/initialized (no id: nobody answers a notification), then the requests.
     client = impl.StdioClient(_fake(tmp))
-    try:
-        await client.start()
+    async with _running(client):
         await client.list_tools()
-    finally:
-        await _close(client)
     sent = _received(tmp)
     assert [m.get("method") for m in sent] == [
         "initialize",
@@ -177,27 +186,21 @@ async def test_mcp_client_skips_garbage_notifications_and_other_answers(impl, tm
     # Before each answer this server prints a line that is not JSON, a notification and an
     # answer to an id nobody asked about: only the answer with the request's own id counts.
     client = impl.StdioClient(_fake(tmp, "noisy"))
-    try:
-        await client.start()
+    async with _running(client):
         tools = await client.list_tools()
         assert [t["name"] for t in tools] == ["echo"]
-    finally:
-        await _close(client)
 
 
 @suite.test
 async def test_mcp_client_raises_on_an_error_response(impl, tmp):
     # A JSON-RPC error is an answer too: raise it, with the server's message, and go on.
     client = impl.StdioClient(_fake(tmp))
-    try:
-        await client.start()
+    async with _running(client):
         error = await error_of(client.call_tool("nope", {}))
         assert error is not None, "an error response came back as if it were a result"
         assert "unknown tool: nope" in str(error)
         tools = await client.list_tools()  # the connection is still good
         assert [t["name"] for t in tools] == ["echo"]
-    finally:
-        await _close(client)
 
 
 @suite.test
@@ -205,28 +208,16 @@ async def test_mcp_client_reports_a_server_that_crashes_mid_call(impl, tmp):
     # The server exits during the call: its output ends. Say so at once, do not wait for
     # the timeout (here 30 s) and do not loop on empty reads.
     client = impl.StdioClient(_fake(tmp), timeout=30)
-    try:
-        await client.start()
-        start = time.monotonic()
-        error = await error_of(client.call_tool("crash", {}))
-        assert error is not None, "the call to a server that died returned instead of raising"
-        assert time.monotonic() - start < 3
-    finally:
-        await _close(client)
+    async with _running(client):
+        await _fails_soon(client.call_tool("crash", {}), "the call to a server that died")
 
 
 @suite.test
 async def test_mcp_client_gives_up_on_a_server_that_never_answers(impl, tmp):
     # A request has a time limit: a call the server never answers fails after it.
     client = impl.StdioClient(_fake(tmp), timeout=0.5)
-    try:
-        await client.start()
-        start = time.monotonic()
-        error = await error_of(client.call_tool("hang", {}))
-        assert error is not None, "the unanswered call returned instead of raising"
-        assert time.monotonic() - start < 3
-    finally:
-        await _close(client)
+    async with _running(client):
+        await _fails_soon(client.call_tool("hang", {}), "the unanswered call")
 
 
 @suite.test
@@ -251,8 +242,7 @@ async def test_mcp_adapter_wraps_a_real_servers_tool(impl, tmp):
     # Each server tool becomes a book tool called mcp__SERVER__TOOL, with the server's own
     # description and input schema, and a call that returns the tool's text.
     client = impl.StdioClient(_time_server(), timeout=REAL_TIMEOUT)
-    try:
-        await client.start()
+    async with _running(client):
         listed = await client.list_tools()
         tools = [impl.McpToolAdapter(client, "time", tool) for tool in listed]
         names = sorted(t.definition.name for t in tools)
@@ -263,8 +253,6 @@ async def test_mcp_adapter_wraps_a_real_servers_tool(impl, tmp):
         assert convert.definition.description == "Convert time between timezones"
         args = {"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}
         assert _hour(await convert.call(args)) == "21:00"
-    finally:
-        await _close(client)
 
 
 @suite.test
@@ -272,12 +260,9 @@ async def test_mcp_adapter_returns_the_text_blocks_joined(impl, tmp):
     # A result's content is a list of blocks: the text ones, joined by newlines, are what the
     # model reads (an image block has no text to give).
     client = impl.StdioClient(_fake(tmp))
-    try:
-        await client.start()
+    async with _running(client):
         echo = impl.McpToolAdapter(client, "fake", (await client.list_tools())[0])
         assert await echo.call({"text": "hello"}) == "hello\n(echoed)"
-    finally:
-        await _close(client)
 
 
 @suite.test
@@ -285,29 +270,23 @@ async def test_mcp_adapter_raises_when_the_tool_reports_an_error(impl, tmp):
     # isError: true is the tool saying it failed: raise, so the loop sends "error: ..." and
     # the model knows the call did not work.
     client = impl.StdioClient(_fake(tmp))
-    try:
-        await client.start()
+    async with _running(client):
         tool = {"name": "fail", "description": "Always fails", "inputSchema": {"type": "object"}}
         error = await error_of(impl.McpToolAdapter(client, "fake", tool).call({}))
         assert error is not None, "the tool's failure came back as if it were a result"
         assert "no such timezone: Mars/Olympus" in str(error)
-    finally:
-        await _close(client)
 
 
 @suite.test
 async def test_mcp_adapter_is_a_tool_the_agent_can_call(impl, tmp):
     # In the agent's loop the adapter is one more tool: the model calls it by its long name.
     client = impl.StdioClient(_fake(tmp))
-    try:
-        await client.start()
+    async with _running(client):
         echo = impl.McpToolAdapter(client, "fake", (await client.list_tools())[0])
         model = impl.MockProvider(
             [tool_turn(("c1", "mcp__fake__echo", {"text": "ping"})), text_turn("It said ping.")]
         )
         messages = [Message.User("Call the echo tool")]
         answer = await impl.SimpleAgent(model).tool(echo).chat(messages)
-    finally:
-        await _close(client)
     assert answer == "It said ping."
     assert tool_results(messages) == [("c1", "ping\n(echoed)")]
