@@ -271,7 +271,6 @@ _ANSI_C_ESCAPES = {
 _ANSI_C = re.compile(
     r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
 )
-_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS(?![A-Za-z0-9_])")
 
 
 def _ansi_c(body: str) -> str:
@@ -290,51 +289,41 @@ def _ansi_c(body: str) -> str:
     return _ANSI_C.sub(one, body)
 
 
+# What :func:`_expand_cheap` reads a line as, in the order a shell tells the pieces apart: text
+# it takes as it is (single quotes, a backslash and what it escapes, double quotes — a ``$'``
+# or ``$IFS`` inside them is plain text), a ``$'…'`` quote (a backslash in it escapes even a
+# quote), the dollar of a ``$"…"`` string, and the field separator. Quotes left open run to
+# the end of the line.
+_CHEAP = re.compile(
+    r"""
+      '[^']*'?
+    | \\.
+    | "(?:\\.|[^"\\])*"?
+    | \$'(?P<ansi_c>(?:\\.?|[^'\\])*)'?
+    | \$(?=")
+    | \$\{IFS[^}]*\}
+    | \$IFS(?![A-Za-z0-9_])
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
 def _expand_cheap(command: str) -> str:
     """``command`` with the expansions that need no state done, as a shell would: ``$'…'``
     quotes decoded into plain single quotes, ``$"…"`` as ``"…"``, and an unquoted ``$IFS`` /
     ``${IFS}`` (a space, unless someone changed it) as a space."""
-    out: list[str] = []
-    quote: str | None = None
-    i, n = 0, len(command)
-    while i < n:
-        c = command[i]
-        if quote == "'":
-            out.append(c)
-            quote = None if c == "'" else quote
-            i += 1
-            continue
-        if c == "\\" and i + 1 < n:
-            out.append(command[i : i + 2])
-            i += 2
-            continue
-        if quote == '"':
-            out.append(c)
-            quote = None if c == '"' else quote
-            i += 1
-            continue
-        if c == "$" and command[i + 1 : i + 2] == "'":
-            j = i + 2
-            while j < n and command[j] != "'":
-                j += 2 if command[j] == "\\" else 1
-            text = _ansi_c(command[i + 2 : j])
-            out.append("'" + text.replace("'", "'\\''") + "'")
-            i = j + 1
-            continue
-        if c == "$" and command[i + 1 : i + 2] == '"':
-            i += 1  # a translated string: the quotes stay, the dollar goes
-            continue
-        if c == "$":
-            match = _IFS.match(command, i)
-            if match:
-                out.append(" ")
-                i = match.end()
-                continue
-        if c in "'\"":
-            quote = c
-        out.append(c)
-        i += 1
-    return "".join(out)
+
+    def one(match: re.Match[str]) -> str:
+        piece = match.group(0)
+        if match.group("ansi_c") is not None:
+            return "'" + _ansi_c(match.group("ansi_c")).replace("'", "'\\''") + "'"
+        if piece == "$":
+            return ""  # a translated string: the quotes stay, the dollar goes
+        if piece.startswith("$"):
+            return " "  # $IFS
+        return piece
+
+    return _CHEAP.sub(one, command)
 
 
 def normalize_command(command: str, *, _depth: int = 0) -> list[str]:
