@@ -263,6 +263,9 @@ class Config(_Strict):
     preserve_recent: int = Field(default=6, ge=0)
     max_turns: int = Field(default=50, ge=0)
     allowed_directory: str | None = None
+    # folders outside the workspace the file tools read and write like the workspace
+    # (clawnb.control.dirs); only the user file sets them, and its layers add up
+    additional_directories: list[str] = Field(default_factory=list)
     protected_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_PROTECTED_PATTERNS))
     # the recommended list (clawnb.safety), not the book's four: with no sandbox it is what
     # stops mkfs or a fork bomb; layers add to it, the user file may replace it
@@ -381,6 +384,7 @@ class ConfigOverlay(_Strict):
     preserve_recent: int | None = Field(default=None, ge=0)
     max_turns: int | None = Field(default=None, ge=0)
     allowed_directory: str | None = None
+    additional_directories: list[str] | None = None
     protected_patterns: list[str] | None = None
     blocked_commands: list[str] | None = None
     blocked_commands_replace: bool | None = None
@@ -535,6 +539,18 @@ def _merge_layer(base: Config, overlay: ConfigOverlay) -> Config:
                 # named, but no project rule has that text: shown, so a typo is noticed
                 overridden.append(RuleEntry("permissions.deny", rule, (), str(origin)))
         merged.permissions.deny = deny
+    if "additional_directories" in overlay.model_fields_set:
+        # folders the tools may write outside the workspace: the person's own choice, so
+        # only the user file adds them (a repository must not grant itself writes to ~)
+        added = list(base.additional_directories)
+        if origin.layer == "user":
+            added += [d for d in overlay.additional_directories or [] if d not in added]
+        else:
+            _announce(
+                f"clawnb: additional_directories in {origin} is ignored; only the user config "
+                "(or /add-dir DIR, %claw add-dir DIR) adds folders outside the workspace"
+            )
+        merged.additional_directories = added
     merged._origins = origins
     merged._overridden = overridden
     return merged

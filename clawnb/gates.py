@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .control.checkpoints import Checkpoints
+from .control.dirs import AddedDirectories
 from .control.sandbox import approved_call
 from .control.trust import control_change_approved
 from .events import Approval, ApprovalCallback, ApprovalDecision, ApprovalRequest
@@ -52,6 +53,7 @@ from .permissions import (
 from .safety import (
     DEFAULT_PROTECTED_PATTERNS,
     CommandFilter,
+    OutsideWorkspace,
     PathValidator,
     ProtectedFileCheck,
     SafetyCheck,
@@ -66,6 +68,11 @@ if TYPE_CHECKING:
 __all__ = ["GatePipeline", "build_gate"]
 
 USER_DENIED = "error: the user denied this tool call"
+# What the model reads when a write or an edit names a path outside the workspace.
+OUTSIDE_WRITE_HINT = (
+    "writes outside the workspace are refused unless the person adds that folder "
+    "(additional_directories in their user config, %claw add-dir DIR or /add-dir DIR)"
+)
 
 
 class GatePipeline(Gate):
@@ -80,6 +87,7 @@ class GatePipeline(Gate):
         approve: ApprovalCallback | None = None,
         checkpoints: Checkpoints | None = None,
         workspace: str | os.PathLike[str] | None = None,
+        directories: AddedDirectories | None = None,
     ) -> None:
         self.hooks = hooks
         self.checks: list[SafetyCheck] = list(checks)
@@ -87,6 +95,9 @@ class GatePipeline(Gate):
         self.approve = approve
         self.checkpoints = checkpoints
         self.workspace = os.fspath(workspace) if workspace is not None else None
+        # the folders outside the workspace the person added (the PathValidator and the
+        # sandbox policy read the same object)
+        self.directories = directories if directories is not None else AddedDirectories()
         self._approval_lock = asyncio.Lock()
 
     @classmethod
@@ -121,6 +132,13 @@ class GatePipeline(Gate):
         allowed = get("allowed_directory")
         ws = Path(workspace if workspace is not None else allowed or os.getcwd()).absolute()
         hooks_section = get("hooks")
+        policy = getattr(sandbox, "policy", sandbox)
+        shared = getattr(policy, "directories", None)
+        directories = (
+            shared
+            if isinstance(shared, AddedDirectories)
+            else AddedDirectories.from_config(get("additional_directories"), ws)
+        )
         gate = build_gate(
             mode=mode or perm("mode") or PermissionMode.DEFAULT,
             workspace=ws,
@@ -135,10 +153,18 @@ class GatePipeline(Gate):
             if hooks_section is not None
             else None,
             checkpoints=checkpoints,
+            directories=directories,
         )
         if allowed:
             _restrict_paths(gate, allowed, ws)
         return gate
+
+    def add_directory(self, path: str | os.PathLike[str]) -> Path:
+        """Add a folder outside the workspace for this session (``%claw add-dir``): relative
+        to the workspace, ``~`` expanded; readable without asking and writable as the
+        workspace is from the next call on. Returns its real path;
+        :class:`~clawnb.control.dirs.DirectoryRefused` for one that cannot be added."""
+        return self.directories.add(path, base=self.workspace)
 
     # -- Gate ---------------------------------------------------------------------------------
     async def agent_start(self, prompt: str) -> None:
@@ -161,9 +187,21 @@ class GatePipeline(Gate):
                 return Refusal(f"error: blocked by hook: {action.reason}", "blocked")
             if isinstance(action, HookAction.ModifyArgs):
                 call = dataclasses.replace(call, arguments=action.args)
+        # A call that only reads may name paths outside the workspace: those are asked about
+        # (below), never refused outright and never waved through. A write outside is refused.
+        reads = traits_of(tool).read_only
+        outside: list[str] = []
         for check in self.checks:
             try:
-                check.check(name, call.arguments)
+                collect = getattr(check, "outside_paths", None) if reads else None
+                if callable(collect):
+                    outside += [p for p in collect(name, call.arguments) if p not in outside]
+                else:
+                    check.check(name, call.arguments)
+            except OutsideWorkspace as exc:
+                return Refusal(
+                    f"error: safety check failed: {exc}; {OUTSIDE_WRITE_HINT}", "blocked"
+                )
             except SafetyViolation as exc:
                 return Refusal(f"error: safety check failed: {exc}", "blocked")
             except (asyncio.CancelledError, KeyboardInterrupt):
@@ -172,8 +210,14 @@ class GatePipeline(Gate):
                 return Refusal(
                     f"error: safety check failed: {type(exc).__name__}: {exc}", "blocked"
                 )
+        if outside and self.permissions is None:
+            return Refusal(
+                f"error: safety check failed: {_outside_reason(name, outside)}, and nobody "
+                "can be asked here",
+                "blocked",
+            )
         if self.permissions is not None:
-            permitted = await self._permit(call, tool)
+            permitted = await self._permit(call, tool, outside)
             if isinstance(permitted, Refusal):
                 return permitted
             call = permitted
@@ -192,9 +236,15 @@ class GatePipeline(Gate):
         return result
 
     # -- permission and approval --------------------------------------------------------------
-    def _decide(self, call: ToolCall, tool: Tool) -> PermissionDecision:
+    def _decide(self, call: ToolCall, tool: Tool, outside: list[str]) -> PermissionDecision:
         assert self.permissions is not None
         decision = self.permissions.decide(tool, call.arguments)
+        if outside and decision.permission is not Permission.Deny:
+            # a read outside the workspace: only a person's answer to this very call allows
+            # it — in every mode, whatever "always allow", allow rules or auto_allow say
+            return PermissionDecision(
+                Permission.Ask, _outside_reason(call.name, outside), explicit=True
+            )
         if (
             decision.permission is Permission.Allow
             and traits_of(tool).always_asks
@@ -217,9 +267,12 @@ class GatePipeline(Gate):
             )
         return None
 
-    async def _permit(self, call: ToolCall, tool: Tool) -> ToolCall | Refusal:
+    async def _permit(
+        self, call: ToolCall, tool: Tool, outside: list[str] | None = None
+    ) -> ToolCall | Refusal:
         assert self.permissions is not None
-        decision = self._decide(call, tool)
+        outside = outside or []
+        decision = self._decide(call, tool, outside)
         settled = await self._settled(call, tool, decision)
         if settled is not None:
             return settled
@@ -237,7 +290,7 @@ class GatePipeline(Gate):
             )
         # One question at a time; an answer "for this session" may settle the next one.
         async with self._approval_lock:
-            decision = self._decide(call, tool)
+            decision = self._decide(call, tool, outside)
             settled = await self._settled(call, tool, decision)
             if settled is not None:
                 return settled
@@ -248,6 +301,8 @@ class GatePipeline(Gate):
             if decision.explicit:
                 # a control file: front ends offer no "always" and no policy may answer
                 details["explicit_only"] = True
+            if outside:
+                details["outside"] = list(outside)  # resolved, as the reason shows them
             if isinstance(tool, Previewing):
                 try:
                     details["preview"] = await tool.preview(call.arguments)
@@ -270,8 +325,13 @@ class GatePipeline(Gate):
                     "the call was not run",
                     "denied",
                 )
-        applied = self._apply(answer, call, once=decision.explicit)
-        if decision.explicit and not isinstance(applied, Refusal):
+        applied = self._apply(
+            answer,
+            call,
+            once=decision.explicit,
+            what="a read outside the workspace" if outside else None,
+        )
+        if decision.explicit and not outside and not isinstance(applied, Refusal):
             control_change_approved.set(True)
         if not isinstance(applied, Refusal) and not getattr(answer, "policy", ""):
             approved_call.set(True)  # a person saw this very call: the sandbox unmasks secrets
@@ -297,7 +357,9 @@ class GatePipeline(Gate):
         tell(call, reason, change)
         return call
 
-    def _apply(self, answer: Any, call: ToolCall, *, once: bool = False) -> ToolCall | Refusal:
+    def _apply(
+        self, answer: Any, call: ToolCall, *, once: bool = False, what: str | None = None
+    ) -> ToolCall | Refusal:
         if isinstance(answer, bool):  # a plain yes/no from a simple callback
             answer = Approval.allow_once() if answer else Approval.deny()
         if not isinstance(answer, Approval):
@@ -309,9 +371,9 @@ class GatePipeline(Gate):
         if answer.allowed and answer.policy and once:
             # a change to the agent's own configuration needs a person's own answer: the
             # rule lives here, so no front end (nor a third party's) can forget it
+            what = what or "a change to the agent's own configuration"
             return Refusal(
-                f"error: not approved: {answer.policy} cannot approve a change to the agent's "
-                "own configuration; a person must",
+                f"error: not approved: {answer.policy} cannot approve {what}; a person must",
                 "denied",
             )
         if answer.decision is ApprovalDecision.ALLOW_SESSION and once:
@@ -346,19 +408,23 @@ def build_gate(
     protected_patterns: Iterable[str] | None = None,
     checks: Iterable[SafetyCheck] = (),
     checkpoints: Checkpoints | None = None,
+    directories: AddedDirectories | None = None,
 ) -> GatePipeline:
     """The usual pipeline: a :class:`PathValidator` for ``workspace`` (default: the current
     directory), a :class:`CommandFilter` (``blocked_commands``, default the recommended list),
     a :class:`ProtectedFileCheck` (default ``.env``, ``.env.*``, ``.git/**``), any extra
-    ``checks``, and a :class:`PermissionEngine` in ``mode`` with the given rules."""
+    ``checks``, and a :class:`PermissionEngine` in ``mode`` with the given rules.
+    ``directories``: folders outside the workspace the person added (readable and writable
+    like the workspace)."""
     ws = os.fspath(workspace) if workspace is not None else os.getcwd()
+    directories = directories if directories is not None else AddedDirectories()
     command_filter = (
         CommandFilter(blocked_commands)
         if blocked_commands is not None
         else CommandFilter.recommended()
     )
     all_checks: list[SafetyCheck] = [
-        PathValidator(ws),
+        PathValidator(ws, also=directories),
         command_filter,
         ProtectedFileCheck(
             protected_patterns if protected_patterns is not None else DEFAULT_PROTECTED_PATTERNS,
@@ -376,6 +442,16 @@ def build_gate(
         approve=approve,
         checkpoints=checkpoints,
         workspace=ws,
+        directories=directories,
+    )
+
+
+def _outside_reason(name: str, outside: list[str]) -> str:
+    """Why a read outside the workspace is asked, naming where it really leads."""
+    where = ", ".join(outside)
+    return (
+        f"`{name}` reads outside the workspace: {where} — asked every time, in every mode "
+        "(add the folder to stop asking: /add-dir DIR)"
     )
 
 
@@ -388,6 +464,12 @@ class _WorkspaceRelative:
         self.workspace = workspace
 
     def check(self, tool_name: str, args: JSON) -> None:
+        self.validator.check(tool_name, self._anchored(tool_name, args))
+
+    def outside_paths(self, tool_name: str, args: JSON) -> list[str]:
+        return self.validator.outside_paths(tool_name, self._anchored(tool_name, args))
+
+    def _anchored(self, tool_name: str, args: JSON) -> JSON:
         if isinstance(args, dict):
             args = dict(args)
             for key in self.validator.PATH_KEYS:
@@ -400,7 +482,7 @@ class _WorkspaceRelative:
                     args[key] = os.path.join(self.workspace, value)
             if tool_name in ("glob", "grep") and not isinstance(args.get("path"), str):
                 args["path"] = str(self.workspace)  # they search the workspace by default
-        self.validator.check(tool_name, args)
+        return args
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.validator, name)  # allowed_dir, PATH_KEYS, …
@@ -416,7 +498,8 @@ def _restrict_paths(gate: GatePipeline, allowed_directory: str, workspace: Path)
     if not allowed.is_absolute():
         allowed = workspace / allowed
     checks = [c for c in gate.checks if not isinstance(c, PathValidator)]
-    gate.checks = [_WorkspaceRelative(PathValidator(allowed), workspace), *checks]
+    validator = PathValidator(allowed, also=gate.directories)
+    gate.checks = [_WorkspaceRelative(validator, workspace), *checks]
 
 
 def _setting(source: Any, name: str) -> Any:

@@ -45,6 +45,7 @@ from .types import JSON, Tool, ToolDefinition
 
 __all__ = [
     "MAX_COMMAND_BYTES",
+    "OutsideWorkspace",
     "check_command_size",
     "command_display",
     "display_safe",
@@ -193,6 +194,7 @@ class PathValidator:
         allowed_dir: str | os.PathLike[str],
         *,
         tools: Collection[str] | None = None,
+        also: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self.raw_dir = os.path.abspath(os.fspath(allowed_dir))
         try:
@@ -200,6 +202,14 @@ class PathValidator:
         except OSError:
             self.allowed_dir = self.raw_dir
         self.tools = frozenset(tools) if tools is not None else None
+        # more folders that count as inside (the person's added directories): read at each
+        # check, so a shared AddedDirectories that grows counts at once
+        self.also = also
+
+    def _inside(self, canonical: str) -> bool:
+        if _is_within(canonical, self.allowed_dir):
+            return True
+        return any(_is_within(canonical, os.fspath(d)) for d in self.also)
 
     def validate_path(self, path: str | os.PathLike[str]) -> Path:
         """The canonical path ``path`` refers to, if it lies inside the allowed directory;
@@ -212,18 +222,52 @@ class PathValidator:
             raise SafetyViolation(f"invalid path {path!r}: it contains a NUL byte")
         if not path:
             raise SafetyViolation("invalid path: it is empty")
+        home = ""
         if path.startswith("~"):
-            raise SafetyViolation(
-                f"path {path} starts with '~' (a home directory); use a path inside "
-                f"{self.allowed_dir}"
-            )
+            # the tools expand it, so it is judged where it leads
+            expanded = os.path.expanduser(path)
+            if expanded.startswith("~") or not os.path.isabs(expanded):
+                raise SafetyViolation(
+                    f"path {path} starts with '~' (a home directory) that cannot be expanded; "
+                    f"use a path inside {self.allowed_dir}"
+                )
+            home = f" ({path}: a home directory)"
+            path = expanded
         full = path if os.path.isabs(path) else os.path.join(self.raw_dir, path)
         canonical = _resolve(full)
-        if not _is_within(canonical, self.allowed_dir):
-            raise SafetyViolation(
-                f"path {canonical} is outside allowed directory {self.allowed_dir}"
+        if not self._inside(canonical):
+            raise OutsideWorkspace(
+                f"path {canonical}{home} is outside allowed directory {self.allowed_dir}",
+                canonical,
             )
         return Path(canonical)
+
+    def outside_paths(self, tool_name: str, args: JSON) -> list[str]:
+        """For a call that only reads: the resolved paths it names outside the allowed
+        directories (the gate asks about those instead of refusing); any other problem (a NUL
+        byte, a link loop, a hard link inside) is still a :class:`SafetyViolation`."""
+        if self.tools is not None and tool_name not in self.tools:
+            return []
+        found: list[str] = []
+        for value in self._named(tool_name, args):
+            try:
+                canonical = self.validate_path(value)
+            except OutsideWorkspace as exc:
+                if exc.path not in found:
+                    found.append(exc.path)
+                continue
+            _refuse_hard_link(canonical, value)
+        return found
+
+    def _named(self, tool_name: str, args: JSON) -> list[str]:
+        """The path arguments of a call, and a glob's fixed prefix."""
+        if not isinstance(args, dict):
+            return []
+        named = [v for key in self.PATH_KEYS if isinstance(v := args.get(key), str)]
+        pattern = args.get("pattern")
+        if tool_name == "glob" and isinstance(pattern, str):
+            named.append(_glob_prefix(pattern))
+        return named
 
     def check(self, tool_name: str, args: JSON) -> None:
         if self.tools is not None and tool_name not in self.tools:
@@ -243,17 +287,29 @@ class PathValidator:
         """A glob's fixed prefix (before the first wildcard) must stay inside too."""
         # Always checked, also for a plain relative prefix: ``outlink/*`` where ``outlink`` is
         # a symlink to a directory outside would otherwise be walked.
-        parts = pattern.split("/")
-        fixed: list[str] = []
-        for part in parts:
-            if any(ch in part for ch in "*?["):
-                break
-            fixed.append(part)
-        prefix = "/".join(fixed) or ("/" if pattern.startswith("/") else ".")
-        self.validate_path(prefix)
+        self.validate_path(_glob_prefix(pattern))
 
     def __repr__(self) -> str:
         return f"PathValidator({self.allowed_dir!r})"
+
+
+class OutsideWorkspace(SafetyViolation):
+    """A path outside the allowed directories; ``path`` is where it really leads. The gate
+    asks about a read of one and refuses a write (:class:`clawnb.gates.GatePipeline`)."""
+
+    def __init__(self, message: str, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+def _glob_prefix(pattern: str) -> str:
+    """A glob's fixed part, before its first wildcard (``.`` when it starts with one)."""
+    fixed: list[str] = []
+    for part in pattern.split("/"):
+        if any(ch in part for ch in "*?["):
+            break
+        fixed.append(part)
+    return "/".join(fixed) or ("/" if pattern.startswith("/") else ".")
 
 
 _MAX_LINKS = 40  # like the kernel's MAXSYMLINKS

@@ -33,13 +33,19 @@ async def test_gate_keeps_notebook_tools_inside_the_workspace(tmp_path):
     small_notebook(tmp_path / "outside.ipynb")
     gate = build_gate(mode="bypass", workspace=workspace)
     tools = default_tools(workspace, web=False)
-    for name, args in (
-        ("notebook_read", {"path": "../outside.ipynb"}),
-        ("notebook_edit", {"path": str(tmp_path / "outside.ipynb"), "cell_number": 1}),
-    ):
-        decision = await gate.before_tool(ToolCall("c", name, args), tools.get(name))
-        assert getattr(decision, "outcome", None) == "blocked", name
-        assert "outside allowed directory" in decision.content
+    # a read outside asks (refused here: nobody to ask, even in bypass); an edit is refused
+    read = {"path": "../outside.ipynb"}
+    decision = await gate.before_tool(
+        ToolCall("c", "notebook_read", read), tools.get("notebook_read")
+    )
+    assert getattr(decision, "outcome", None) == "denied"
+    assert "reads outside the workspace" in decision.content
+    edit = {"path": str(tmp_path / "outside.ipynb"), "cell_number": 1}
+    decision = await gate.before_tool(
+        ToolCall("c", "notebook_edit", edit), tools.get("notebook_edit")
+    )
+    assert getattr(decision, "outcome", None) == "blocked"
+    assert "outside allowed directory" in decision.content
 
 
 def test_modes_treat_notebook_edit_like_edit(tmp_path):

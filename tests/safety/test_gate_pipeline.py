@@ -179,7 +179,11 @@ async def test_safety_check_blocks_escape_even_in_bypass(run, ws):
     messages = await run(turns, gate, [WriteTool(ws)], [])
     assert not outside.exists() and not (ws / ".env").exists()
     out = results(messages)
-    assert out[0] == f"error: safety check failed: path {outside} is outside allowed directory {ws}"
+    assert out[0] == (
+        f"error: safety check failed: path {outside} is outside allowed directory {ws}; "
+        "writes outside the workspace are refused unless the person adds that folder "
+        "(additional_directories in their user config, %claw add-dir DIR or /add-dir DIR)"
+    )
     assert out[2] == "error: safety check failed: file `.env` is protected (matches pattern `.env`)"
     assert_invariant(messages)
 
