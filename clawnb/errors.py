@@ -29,6 +29,10 @@
     └── AgentError                   the loop itself stopped
         └── MaxTurnsExceeded
 
+The errors that carry fields (``ProviderHTTPError`` and its subclasses, ``StreamError``,
+``ReplyTooLarge``) are dataclasses on one private base, ``_FieldsError``: each declares its
+fields once and words its one line (``str(error)``) from them, and a pickled copy keeps them.
+
 Tool failures are *not* exceptions to the loop's caller: they become ``error: …`` tool
 results the model reads. The HTTP provider (:mod:`clawnb.providers.openai`) maps every httpx
 failure onto this tree with ``raise … from exc``; messages carry the server's own words and
@@ -37,6 +41,7 @@ never an API key.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 __all__ = [
@@ -83,69 +88,71 @@ class ScriptError(ProviderError):
     """A scripted or recorded model file is malformed, or has no more turns."""
 
 
-class ProviderHTTPError(ProviderError):
+@dataclass(eq=False, repr=False)
+class _FieldsError(ProviderError):
+    """A provider error made of fields (each subclass declares them once, as a dataclass):
+    ``str(error)`` is the one line :meth:`_line` words from them, and a pickled copy (e.g.
+    across processes) keeps every field, where a plain exception would come back as its line
+    alone. Equality and ``repr`` stay an exception's."""
+
+    def __post_init__(self) -> None:
+        super().__init__(self._line())
+
+    def _line(self) -> str:
+        raise NotImplementedError
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_remake, (type(self), {f.name: getattr(self, f.name) for f in fields(self)}))
+
+
+def _remake(cls: type[_FieldsError], values: dict[str, Any]) -> _FieldsError:
+    return cls(**values)
+
+
+@dataclass(eq=False, repr=False)
+class ProviderHTTPError(_FieldsError):
     """The server answered with an HTTP error status.
 
     ``message`` is the server's own explanation (``error.message`` of the JSON body, or the
     start of the body); ``code`` its error code, a number or a string, when it sent one;
-    ``hint`` what the person can do about it (the provider words it, see
-    :mod:`clawnb.providers.openai`), after a dash on the same line, so every front end shows
-    the same one line: ``str(error)``.
+    ``endpoint`` the URL it was sent to, when that helps (a 404); ``hint`` what the person can
+    do about it (the provider words it, see :mod:`clawnb.providers.openai`), after a dash on
+    the same line, so every front end shows the same one line: ``str(error)``.
     """
 
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        code: str | int | None = None,
-        retry_after: float | None = None,
-        endpoint: str | None = None,
-        hint: str | None = None,
-    ) -> None:
-        detail = f"HTTP {status}: {message}" if message else f"HTTP {status}"
-        if code is not None and str(code) != str(status):
-            detail += f" (code {code})"
-        if endpoint:
-            detail += f" [POST {endpoint}]"
-        if hint:
-            detail += f" — {hint}"
-        super().__init__(detail)
-        self.status = status
-        self.message = message
-        self.code = code
-        self.retry_after = retry_after
-        self.endpoint = endpoint
-        self.hint = hint
+    status: int
+    message: str
+    code: str | int | None = None
+    retry_after: float | None = None
+    endpoint: str | None = None
+    hint: str | None = None
 
-    def __reduce__(self) -> tuple[Any, ...]:  # keep the fields when pickled (e.g. across processes)
-        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint, self.hint)
-        return (type(self), fields)
+    def _line(self) -> str:
+        line = f"HTTP {self.status}: {self.message}" if self.message else f"HTTP {self.status}"
+        if self.code is not None and str(self.code) != str(self.status):
+            line += f" (code {self.code})"
+        if self.endpoint:
+            line += f" [POST {self.endpoint}]"
+        if self.hint:
+            line += f" — {self.hint}"
+        return line
 
 
 class BadRequestError(ProviderHTTPError):
     """The request was refused as such (bad model name, context too long, bad schema)."""
 
 
+@dataclass(eq=False, repr=False)
 class ContextOverflowError(BadRequestError):
     """The conversation no longer fits the model's context window (each server words this
     differently; :mod:`clawnb.providers.openai` recognises them). Recoverable: compact or drop
     old turns and ask again. ``context_window`` is the server's limit in tokens when it said."""
 
-    prompt_kept: bool = True
+    context_window: int | None = field(default=None, kw_only=True)
+
+    prompt_kept = True
     """Set by ``AgentSession.send``: False when the prompt that overflowed was taken back out
     of the history (it alone did not fit), so the next one works."""
-
-    def __init__(self, *args: object, context_window: int | None = None, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.context_window = context_window
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        fields = (self.status, self.message, self.code, self.retry_after, self.endpoint, self.hint)
-        return (_rebuild_overflow, (fields, self.context_window))
-
-
-def _rebuild_overflow(fields: tuple[Any, ...], context_window: int | None) -> ContextOverflowError:
-    return ContextOverflowError(*fields, context_window=context_window)
 
 
 class AuthenticationError(ProviderHTTPError):
@@ -168,38 +175,32 @@ class ProviderTimeout(ProviderConnectionError):
     """Connecting took too long, or the server stalled longer than the read timeout."""
 
 
-class StreamError(ProviderError):
+@dataclass(eq=False, repr=False)
+class StreamError(_FieldsError):
     """The server reported an error inside a successful (200) response — usually mid-stream."""
 
-    def __init__(self, message: str, code: str | int | None = None) -> None:
-        detail = f"the server reported an error: {message}"
-        if code is not None:
-            detail += f" (code {code})"
-        super().__init__(detail)
-        self.message = message
-        self.code = code
+    message: str
+    code: str | int | None = None
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.message, self.code))
+    def _line(self) -> str:
+        line = f"the server reported an error: {self.message}"
+        return line if self.code is None else f"{line} (code {self.code})"
 
 
-class ReplyTooLarge(ProviderError):
+@dataclass(eq=False, repr=False)
+class ReplyTooLarge(_FieldsError):
     """What the server sent passed a size cap, so clawnb stopped reading and closed the
     connection: ``what`` says which part (the model's reply — text, reasoning and tool-call
     arguments —, one line of its stream, or a whole response body), ``limit`` the cap in bytes
     and ``setting`` the config key that raises it. The turn is not added to the history."""
 
-    def __init__(self, what: str, limit: int, setting: str = "") -> None:
-        detail = f"{what} passed {_size(limit)}; stopped reading"
-        if setting:
-            detail += f" (the limit is {setting})"
-        super().__init__(detail)
-        self.what = what
-        self.limit = limit
-        self.setting = setting
+    what: str
+    limit: int
+    setting: str = ""
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.what, self.limit, self.setting))
+    def _line(self) -> str:
+        line = f"{self.what} passed {_size(self.limit)}; stopped reading"
+        return f"{line} (the limit is {self.setting})" if self.setting else line
 
 
 def _size(n: int) -> str:
