@@ -40,6 +40,7 @@ from ..types import Message, ToolResult
 from .approval import Approver, NotebookInputHandler, PlanReviewer, env_policy
 from .scrub import scrub
 from .text import TextView
+from .transcript import PromptCells
 from .widgets import WidgetView
 
 if TYPE_CHECKING:
@@ -142,6 +143,8 @@ class NotebookSession:
     # after ``--new``: the model and mode the next session starts with (a new conversation,
     # not new settings); ``None`` once that session is built
     carried: tuple[str, str] | None = None
+    # the cell (In [n]) that sent each prompt, for %claw history
+    prompt_cells: PromptCells = field(default_factory=PromptCells)
 
     # -- what the session holds, read through it -----------------------------------------------
 
@@ -531,6 +534,7 @@ async def run_claw(
             messages = agent.history
         label = f"cell {_cell_number(shell, session.cells)}"
         with (
+            session.prompt_cells.cell(_cell_number(shell, session.cells), agent),
             ui.attached(agent, session, shell, in_cell=raise_on_interrupt),
             agent.checkpoints.turn(label) if _own(agent) else contextlib.nullcontext(),
         ):
@@ -657,6 +661,10 @@ class NotebookHost:
         )
         await run_claw(self.shell, cell, prompt, plan=plan)
         return None  # the cell showed it as it ran
+
+    def cell_of(self, message: Message) -> int | None:
+        """The cell (``In [n]``) that sent ``message``, for ``history``."""
+        return get_session(self.shell).prompt_cells.number_of(message)
 
     def status_lines(self) -> list[str]:
         return [f"approval policy without a frontend: {env_policy()[0]}"]

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import AgentEvent
+from ..planning import EXIT_PLAN
 
-__all__ = ["Block", "Card", "Transcript", "View", "code_argument", "preview"]
+__all__ = ["Block", "Card", "PromptCells", "Transcript", "View", "code_argument", "preview"]
 
 # Card statuses, as shown to the user (and found by the browser tests).
 
@@ -265,6 +268,12 @@ class Transcript:
                 block = self._tail("reasoning")
                 block.text += text
                 return block
+            case AgentEvent.ToolCall(name=name) | AgentEvent.ToolResult(name=name) if (
+                name == EXIT_PLAN
+            ):
+                # plan mode's hand-in: the plan's own box (text, Execute / Revise / Cancel)
+                # is what it is about; a generic card next to it only repeats "submitted"
+                return None
             case AgentEvent.ToolCall(name=name, summary=summary, id=call_id, arguments=args):
                 card = Card(call_id, name, summary, args)
                 self.cards[call_id] = card
@@ -449,3 +458,36 @@ class View:
 
     def finish(self) -> None:
         return None
+
+
+class PromptCells:
+    """Which cell (its ``In [n]``) sent each of the person's messages, for ``%claw history``.
+
+    Kept by the kernel beside the conversation, not in it: a message is looked up by identity,
+    so a conversation resumed in another kernel (whose cell numbers mean nothing here) is
+    numbered ``[1]``, ``[2]`` … as the chat numbers it."""
+
+    def __init__(self) -> None:
+        self._cells: dict[int, tuple[Any, int]] = {}
+
+    @contextmanager
+    def cell(self, number: int, agent: Any) -> Iterator[None]:
+        """Every user message ``agent``'s history gains while this is open came from cell
+        ``number`` (the prompt, and a plan's approval or revision the cell's box sent)."""
+        from ..types import Message
+
+        def users() -> list[Any]:
+            return [m for m in getattr(agent, "history", []) if isinstance(m, Message.User)]
+
+        before = {id(m) for m in users()}
+        try:
+            yield
+        finally:
+            for message in users():
+                if id(message) not in before:
+                    self._cells[id(message)] = (message, number)
+
+    def number_of(self, message: Any) -> int | None:
+        """The cell that sent ``message``, or ``None`` when this kernel did not see it sent."""
+        entry = self._cells.get(id(message))
+        return entry[1] if entry is not None and entry[0] is message else None

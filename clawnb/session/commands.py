@@ -366,7 +366,8 @@ async def _compact(ctx: CommandContext) -> str:
 
 @COMMANDS.command("history", "the conversation so far, one line per prompt, answer and call")
 def _history(ctx: CommandContext) -> str:
-    return reports.history_text(ctx.engine)
+    # the notebook knows which cell (In [n]) sent each prompt
+    return reports.history_text(ctx.engine, cell_of=getattr(ctx.host, "cell_of", None))
 
 
 @COMMANDS.command("config", "the settings in effect and where keys come from")

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..control.secrets import KEY_ENV_VARS, mask, read_dotenv, redact
-from ..types import Message, ToolCall
+from ..types import Message, ToolCall, User
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -27,6 +28,7 @@ __all__ = [
     "cost_text",
     "count",
     "history_text",
+    "prompt_kind",
     "resume_text",
     "rules_text",
     "sessions_text",
@@ -101,25 +103,70 @@ def cost_text(session: AgentSession) -> str:
     )
 
 
-def history_text(session: AgentSession, limit: int = 100) -> str:
-    """The conversation as a compact transcript (:func:`transcript`)."""
-    return transcript(session.history, limit)
+def history_text(
+    session: AgentSession,
+    limit: int = 100,
+    cell_of: Callable[[Message], int | None] | None = None,
+) -> str:
+    """The conversation as a compact transcript (:func:`transcript`); ``cell_of`` names the
+    notebook cell (``In [n]``) that sent a prompt, when the front end knows it."""
+    return transcript(session.history, limit, cell_of)
 
 
-def transcript(messages: list[Message], limit: int = 100) -> str:
+# the words the engine sends for the person at the plan question (run_plan): not typed
+_REVISE = "Revise the plan: "
+
+
+def prompt_kind(message: User) -> tuple[str, str]:
+    """What a user message is, for a transcript: ``("prompt", words)`` the person's own,
+    ``("plan", task)`` a request planned first (``/plan`` or plan mode), ``("revise",
+    feedback)`` the person's changes to a plan, ``("execute", "")`` the approval of one."""
+    from .assemble import APPROVED_PLAN
+
+    content, label = message.content, message.label
+    if label is not None and label.startswith("/plan "):
+        task = label.removeprefix("/plan ")
+        if task.startswith(_REVISE):
+            return "revise", task.removeprefix(_REVISE)
+        return "plan", task
+    if label is None and (content == APPROVED_PLAN or content.startswith(APPROVED_PLAN + "\n")):
+        return "execute", ""
+    # the notebook context attached to a prompt is long: show the task
+    task = content.rsplit("Task: ", 1)[-1] if "Task: " in content else content
+    return "prompt", label or task
+
+
+def transcript(
+    messages: list[Message],
+    limit: int = 100,
+    cell_of: Callable[[Message], int | None] | None = None,
+) -> str:
     """Messages as a compact transcript: each prompt, each answer's first line, one line per
-    tool call with how it ended — not every message in full."""
+    tool call with how it ended — not every message in full.
+
+    A prompt is numbered ``[1]``, ``[2]`` … or, where ``cell_of`` knows the notebook cell
+    that sent it, by that cell (``In [7]``). What the engine said for the person at a plan's
+    question is marked as such (``→ plan approved: executing it``), never shown as typed."""
+    from ..planning import EXIT_PLAN
+
     results = {m.id: m.content for m in messages if isinstance(m, Message.ToolResult)}
     lines: list[str] = []
     prompts = 0
     for msg in messages:
         match msg:
-            case Message.User(content=content, label=label):
+            case Message.User():
+                kind, words = prompt_kind(msg)
+                if kind == "execute":
+                    lines.append("    → plan approved: executing it")
+                    continue
+                if kind == "revise":
+                    lines.append(f"    → revise the plan: {_short(words.strip(), limit)}")
+                    continue
                 prompts += 1
-                # the notebook context attached to a prompt is long: show the task
-                task = content.rsplit("Task: ", 1)[-1] if "Task: " in content else content
-                task = label or task  # a plan request: "/plan <task>"
-                lines.append(f"[{prompts}] you: {_short(task.strip(), limit)}")
+                cell = cell_of(msg) if cell_of is not None else None
+                number = f"In [{cell}]" if cell is not None else f"[{prompts}]"
+                who = "you (plan first)" if kind == "plan" else "you"
+                lines.append(f"{number} {who}: {_short(words.strip(), limit)}")
             case Message.Assistant(turn=turn):
                 text = (turn.text or "").strip()
                 if text:
@@ -127,6 +174,8 @@ def transcript(messages: list[Message], limit: int = 100) -> str:
                     more = " …" if "\n" in text else ""
                     lines.append(f"    claw: {_short(first, limit)}{more}")
                 for call in turn.tool_calls:
+                    if call.name == EXIT_PLAN:
+                        continue  # the plan's hand-in: the next line says what became of it
                     lines.append("      " + _call_line(call, results.get(call.id), limit))
     return redact("\n".join(lines) or "(empty conversation)")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -163,7 +164,7 @@ def test_line_magics(shell, tmp_path: Path, capsys, monkeypatch) -> None:
     shell.run_line_magic("claw", "status")
     assert "model: scripted:s.jsonl" in capsys.readouterr().out
     shell.run_line_magic("claw", "history")
-    assert "[1] you: write hello.txt" in capsys.readouterr().out
+    assert re.search(r"^In \[\d+\] you: write hello\.txt$", capsys.readouterr().out, re.M)
     shell.run_line_magic("claw", "cost")
     assert "22 in + 7 out" in capsys.readouterr().out
     shell.run_line_magic("claw", "mode accept_edits")

@@ -3,6 +3,8 @@ output, undo messages (issue 12, item 10)."""
 
 from __future__ import annotations
 
+import re
+
 from clawnb.control.secrets import mask
 from clawnb.notebook.magic import parse_options
 
@@ -54,7 +56,8 @@ def test_line_magics_read_like_a_person_wrote_them(shell, tmp_path, capsys, monk
     assert "10,100 in" in cost and "not priced" in cost and "$" not in cost
     shell.run_line_magic("claw", "history")
     history = capsys.readouterr().out.splitlines()
-    assert history[0] == "[1] you: write a.txt"
+    # numbered by the cell that sent it (In [n]), not 1, 2, 3
+    assert re.fullmatch(r"In \[\d+\] you: write a\.txt", history[0]), history[0]
     assert history[1] == "    claw: ## Plan …"
     assert history[2] == "      ✓ write a.txt · wrote a.txt"
     assert history[3].startswith("      ✓ glob *.md")
