@@ -130,16 +130,93 @@ def _server_tables(value: Any) -> Any:
 
 
 class ShellHookConfig(_Strict):
-    """A shell command run around tool calls (``[[hooks.pre_tool]]`` / ``[[hooks.post_tool]]``)."""
+    """One hook: a ``[[hooks.EVENT]]`` table (``[[hooks.pre_tool]]``, ``[[hooks.turn_end]]`` …).
 
-    command: str
+    ``action`` (default ``"command"``) says what it does: ``command`` runs a shell command
+    (sandboxed like bash), ``prompt`` leaves a reminder for the model, ``http`` POSTs the
+    redacted event to ``url`` (a host the user config's ``[hooks] http_hosts`` lists),
+    ``agent`` asks a read-only child session ``prompt`` (its first line ``allow`` or
+    ``block: reason`` decides a pre_tool call). ``if`` is a condition on ``tool`` and
+    ``args.KEY`` (:mod:`clawnb.control.hook_rules`), ``tool_pattern`` the older glob on the
+    tool name; ``once`` runs it once a session; ``async`` runs it without waiting (never on
+    pre_tool); ``timeout`` (seconds) or ``timeout_ms`` bound a run. See docs/hooks.md."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", populate_by_name=True)
+
+    command: str | None = None
+    action: Literal["command", "prompt", "http", "agent"] = "command"
+    prompt: str | None = None
+    url: str | None = None
+    if_: str | None = Field(default=None, alias="if")
     tool_pattern: str | None = None
+    once: bool = False
+    async_: bool = Field(default=False, alias="async")
+    timeout: float | None = Field(default=None, gt=0)
     timeout_ms: int = Field(default=5000, gt=0)
+
+    @model_validator(mode="after")
+    def _complete(self) -> ShellHookConfig:
+        from .control.hook_rules import parse_condition
+
+        needs = {"command": "command", "prompt": "prompt", "http": "url", "agent": "prompt"}
+        key = needs[self.action]
+        value = getattr(self, key)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f'action = {self.action!r} needs {key} = "..."')
+        if self.action == "http":
+            from urllib.parse import urlsplit
+
+            parts = urlsplit(self.url or "")
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"url {self.url!r} is not an http:// or https:// address")
+        if self.if_ is not None:
+            parse_condition(self.if_)
+        return self
+
+    @property
+    def timeout_seconds(self) -> float:
+        """The run's bound: ``timeout`` when given, else ``timeout_ms``."""
+        return self.timeout if self.timeout is not None else self.timeout_ms / 1000
+
+
+HookConfig = ShellHookConfig
 
 
 class HooksConfig(_Strict):
+    """``[hooks]``: one list per event (:data:`clawnb.control.hook_rules.HOOK_EVENTS`), and
+    ``http_hosts``, the hosts the ``http`` action may POST to — read from the user config
+    only (a project file cannot add a host)."""
+
+    http_hosts: list[str] = Field(default_factory=list)
+    session_start: list[ShellHookConfig] = Field(default_factory=list)
+    session_end: list[ShellHookConfig] = Field(default_factory=list)
+    turn_start: list[ShellHookConfig] = Field(default_factory=list)
+    turn_end: list[ShellHookConfig] = Field(default_factory=list)
     pre_tool: list[ShellHookConfig] = Field(default_factory=list)
     post_tool: list[ShellHookConfig] = Field(default_factory=list)
+    pre_send: list[ShellHookConfig] = Field(default_factory=list)
+    post_receive: list[ShellHookConfig] = Field(default_factory=list)
+    error: list[ShellHookConfig] = Field(default_factory=list)
+    compact: list[ShellHookConfig] = Field(default_factory=list)
+    permission_request: list[ShellHookConfig] = Field(default_factory=list)
+    file_change: list[ShellHookConfig] = Field(default_factory=list)
+    command_execute: list[ShellHookConfig] = Field(default_factory=list)
+    subagent_start: list[ShellHookConfig] = Field(default_factory=list)
+    subagent_stop: list[ShellHookConfig] = Field(default_factory=list)
+    pre_cell: list[ShellHookConfig] = Field(default_factory=list)
+    post_cell: list[ShellHookConfig] = Field(default_factory=list)
+    cell_error: list[ShellHookConfig] = Field(default_factory=list)
+    kernel_restart: list[ShellHookConfig] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _no_async_pre_tool(self) -> HooksConfig:
+        for i, hook in enumerate(self.pre_tool):
+            if hook.async_:
+                raise ValueError(
+                    f"hooks.pre_tool[{i}]: async = true is refused on pre_tool (a pre_tool hook "
+                    "decides whether the call runs, so the call must wait for it)"
+                )
+        return self
 
 
 _RULE_SHAPE = re.compile(r"^[^()\s]+(\(.*\))?$", re.DOTALL)
@@ -466,7 +543,7 @@ def _additive_names(model: BaseModel) -> list[str]:
             names += [
                 f"hooks.{field}"
                 for field in type(hooks).model_fields
-                if isinstance(getattr(hooks, field), list)
+                if isinstance(getattr(hooks, field), list) and field != "http_hosts"
             ]
     return names
 
@@ -485,7 +562,7 @@ def _entry_key(entry: Any) -> str:
 
 def _entry_text(entry: Any) -> str:
     if isinstance(entry, BaseModel):
-        data = entry.model_dump(exclude_defaults=True)
+        data = entry.model_dump(exclude_defaults=True, by_alias=True)
         command = data.pop("command", None)
         rest = " ".join(f"{k}={v!r}" for k, v in data.items())
         return " ".join(str(p) for p in (command, rest) if p)
@@ -496,6 +573,13 @@ def _merge_layer(base: Config, overlay: ConfigOverlay) -> Config:
     """:meth:`Config.merge`: the plain merge, then the lists that add up (see there)."""
     merged = _merge_model(base, overlay)
     origin = overlay._origin or RuleOrigin("options")
+    if origin.layer != "user" and _is_set(overlay, "hooks.http_hosts"):
+        # where the http action may POST is the person's own choice: no other layer names it
+        merged.hooks.http_hosts = list(base.hooks.http_hosts)
+        _announce(
+            f"clawnb: [hooks] http_hosts in {origin} is ignored; only the user config lists "
+            "the hosts hooks may POST to"
+        )
     origins = {name: dict(table) for name, table in base._origins.items()}
     overridden = list(base._overridden)
     replace = "blocked_commands_replace" in overlay.model_fields_set and bool(

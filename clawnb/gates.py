@@ -36,13 +36,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .control.checkpoints import Checkpoints
+from .control.checkpoints import FILE_TOOLS, Checkpoints
 from .control.dirs import AddedDirectories
 from .control.sandbox import approved_call
 from .control.trust import control_change_approved
 from .events import Approval, ApprovalCallback, ApprovalDecision, ApprovalRequest
 from .executor import Gate, Refusal, tool_summary
-from .hooks import HookAction, HookEvent, HookRegistry, hooks_from_config
+from .hooks import HookAction, HookEngine, HookEvent, HookRegistry, hooks_from_config
 from .permissions import (
     Permission,
     PermissionDecision,
@@ -111,6 +111,7 @@ class GatePipeline(Gate):
         rules: Iterable[PermissionRule] = (),
         checkpoints: Checkpoints | None = None,
         sandbox: SandboxStatus | SandboxPolicy | None = None,
+        hooks: HookRegistry | None = None,
     ) -> GatePipeline:
         """The gate for a ``Config`` (or a dict with the same keys) — the one builder that
         :func:`clawnb.build_agent`, the tests and scripts all use.
@@ -121,7 +122,9 @@ class GatePipeline(Gate):
         ``protected_patterns``, ``hooks`` (run in ``sandbox`` when one is given) and
         ``permissions`` (``mode``, ``allow``, ``ask``, ``deny``) come from the config. An
         explicit ``mode`` wins over the config's: a cell's or a command line's choice is more
-        specific than a file. ``checkpoints`` snapshots each file a call is about to change."""
+        specific than a file. ``checkpoints`` snapshots each file a call is about to change.
+        ``hooks`` replaces the config's hooks with an engine already built (a child session
+        shares its parent's: ``once`` and the last runs are the session's)."""
 
         def get(name: str) -> Any:
             return _setting(config, name)
@@ -149,7 +152,9 @@ class GatePipeline(Gate):
             approve=approve,
             blocked_commands=get("blocked_commands"),
             protected_patterns=get("protected_patterns"),
-            hooks=hooks_from_config(hooks_section, cwd=ws, sandbox=sandbox)
+            hooks=hooks
+            if hooks is not None
+            else hooks_from_config(hooks_section, cwd=ws, sandbox=sandbox)
             if hooks_section is not None
             else None,
             checkpoints=checkpoints,
@@ -223,6 +228,8 @@ class GatePipeline(Gate):
             call = permitted
         if self.checkpoints is not None:
             self.checkpoints.before_tool(call.name, call.arguments, self.workspace or os.getcwd())
+        if call.name == "subagent" and isinstance(self.hooks, HookEngine):
+            await self.hooks.fire("subagent_start", tool=call.name, args=call.arguments)
         return call
 
     async def after_tool(self, call: ToolCall, result: str) -> str:
@@ -232,7 +239,9 @@ class GatePipeline(Gate):
             HookEvent.PostToolCall(call.name, call.arguments, result)
         )
         if isinstance(action, HookAction.Block):
-            return f"{result}\n[post-tool hook: {action.reason}]"
+            result = f"{result}\n[post-tool hook: {action.reason}]"
+        if isinstance(self.hooks, HookEngine):
+            await _after_events(self.hooks, call, result)
         return result
 
     # -- permission and approval --------------------------------------------------------------
@@ -315,6 +324,10 @@ class GatePipeline(Gate):
                 # the person decides knowing what bash can do
                 reason = f"{reason}; {tool.sandbox_description}"
             request = ApprovalRequest(call, tool_summary(call).strip(), reason, details)
+            if isinstance(self.hooks, HookEngine):
+                await self.hooks.fire(
+                    "permission_request", tool=call.name, args=call.arguments, message=reason
+                )
             try:
                 answer = await self.approve(request)
             except (asyncio.CancelledError, KeyboardInterrupt):
@@ -500,6 +513,15 @@ def _restrict_paths(gate: GatePipeline, allowed_directory: str, workspace: Path)
     checks = [c for c in gate.checks if not isinstance(c, PathValidator)]
     validator = PathValidator(allowed, also=gate.directories)
     gate.checks = [_WorkspaceRelative(validator, workspace), *checks]
+
+
+async def _after_events(hooks: HookEngine, call: ToolCall, result: str) -> None:
+    """The notices after a call ran: ``subagent_stop`` (its answer as ``$MESSAGE``) and, for a
+    file tool that did not fail, ``file_change``."""
+    if call.name == "subagent":
+        await hooks.fire("subagent_stop", tool=call.name, args=call.arguments, message=result)
+    elif call.name in FILE_TOOLS and not result.startswith("error"):
+        await hooks.fire("file_change", tool=call.name, args=call.arguments, result=result)
 
 
 def _setting(source: Any, name: str) -> Any:

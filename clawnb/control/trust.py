@@ -267,8 +267,8 @@ def configured_controls(
         if isinstance(files, list):
             names += [f for f in files if isinstance(f, str) and f and f not in names]
         hooks = table.get("hooks")
-        for stage in ("pre_tool", "post_tool"):
-            entries = hooks.get(stage) if isinstance(hooks, dict) else None
+        # every event's [[hooks.EVENT]] list (http_hosts is a list of names, not of hooks)
+        for entries in hooks.values() if isinstance(hooks, dict) else ():
             for entry in entries if isinstance(entries, list) else []:
                 command = entry.get("command") if isinstance(entry, dict) else None
                 if isinstance(command, str):

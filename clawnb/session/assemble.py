@@ -26,9 +26,10 @@ front end needs: :meth:`~AgentSession.send`, :meth:`~AgentSession.plan` /
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ from .protocol import ApprovalProxy, InputProxy
 if TYPE_CHECKING:
     from ..agent import SimpleAgent, StreamingAgent
     from ..control.sandbox import SandboxStatus
+    from ..hooks import HookEngine
     from ..mcp.manager import McpManager
     from ..planning import PlanAgent, PlanReview
     from ..skills.runtime import SessionSkills
@@ -255,6 +257,9 @@ class AgentSession:
             approve=self.approvals,
             checkpoints=self.checkpoints,
             sandbox=sandbox,
+            # one hook engine per session: a child's calls fire the same hooks, `once` and
+            # the last runs (/hooks) are the session's
+            hooks=self.hook_engine,
         )
         questions = self.questions if foreground and self.offers_questions else None
         toolset = default_tools(ws, input_handler=questions, web=self.web, sandbox=sandbox)
@@ -367,9 +372,15 @@ class AgentSession:
         (without one the plan is returned and nothing is executed)."""
         if self.mode == PermissionMode.PLAN.value:
             return await self.run_plan(prompt, on_event, review)
+        return await self._hooked_turn(prompt, lambda: self._send(prompt, on_event))
+
+    async def _send(self, prompt: str, on_event: AgentEventCallback | None) -> str:
         with self.checkpoints.turn(_label(prompt)):
             message = await self._prompt_message(prompt)
             self.history.append(message)
+            hooks = self.hook_engine if self.parent is None else None
+            if hooks is not None and hooks.wants("pre_send"):
+                await hooks.fire("pre_send", message=getattr(message, "content", prompt))
             try:
                 return await self.agent.chat(self.history, self._tap(on_event))
             except ContextOverflowError as exc:
@@ -388,6 +399,11 @@ class AgentSession:
         front end): plan with read-only tools, hand the plan to ``review``; ``execute`` runs
         it on the same history, ``revise`` plans again with the feedback, ``stop`` keeps the
         plan and runs nothing. Returns the last text the model wrote."""
+        return await self._hooked_turn(prompt, lambda: self._run_plan(prompt, on_event, review))
+
+    async def _run_plan(
+        self, prompt: str, on_event: AgentEventCallback | None, review: PlanReview | None
+    ) -> str:
         with self.checkpoints.turn(_label(prompt)):
             task = prompt
             while True:
@@ -440,6 +456,38 @@ class AgentSession:
         self.history.append(self._user_message(feedback or APPROVED_PLAN))
         # the main loop, not the planner: the planner holds the read-only bash variant
         return await self.agent.chat(self.history, self._tap(on_event))
+
+    # -- hooks ----------------------------------------------------------------------------------
+    @property
+    def hook_engine(self) -> HookEngine | None:
+        """The session's configured hooks (:class:`clawnb.hooks.HookEngine`), if its gate has
+        them; a child session's are its parent's."""
+        from ..hooks import HookEngine
+
+        hooks = getattr(self.gate, "hooks", None)
+        if not isinstance(hooks, HookEngine):
+            hooks = getattr(getattr(self.gate, "inner", None), "hooks", None)
+        return hooks if isinstance(hooks, HookEngine) else None
+
+    async def _hooked_turn(self, prompt: str, run: Callable[[], Awaitable[str]]) -> str:
+        """One turn of the person's, with its events: ``session_start`` (the first),
+        ``turn_start``, then ``post_receive`` and ``turn_end`` with the answer, or ``error``
+        with what failed. A child's turns are not the session's: no events."""
+        hooks = self.hook_engine if self.parent is None else None
+        if hooks is None:
+            return await run()
+        if not hooks.session_started:
+            hooks.session_started = True
+            await hooks.fire("session_start", message=prompt)
+        await hooks.fire("turn_start", message=prompt)
+        try:
+            answer = await run()
+        except Exception as exc:
+            await hooks.fire("error", message=prompt, error=f"{type(exc).__name__}: {exc}")
+            raise
+        await hooks.fire("post_receive", message=answer)
+        await hooks.fire("turn_end", message=answer)
+        return answer
 
     # -- reminders ------------------------------------------------------------------------------
     def remind(self, key: str, text: str) -> None:
@@ -584,6 +632,10 @@ class AgentSession:
         the MCP servers down (their whole process groups)."""
         if isinstance(self.history, SessionLog):
             self.history.close(discard_if_empty=True)
+        hooks = self.hook_engine if self.parent is None else None
+        if hooks is not None and hooks.session_started:
+            hooks.session_started = False
+            hooks.fire_now("session_end")
         if self.mcp is not None and self.parent is None:
             self.mcp.close()
 
@@ -755,6 +807,47 @@ def _spawner(session: Callable[[], AgentSession]) -> Callable[..., AgentSession]
         return session().child(**options)
 
     return spawn
+
+
+HOOK_AGENT_PROMPT = (
+    "You review one event for a hook the person configured. You may look with read-only "
+    "tools. Answer on the first line with exactly `allow`, or `block: ` and the reason in one "
+    "sentence; anything after the first line is ignored."
+)
+
+
+def _wire_hooks(session: AgentSession) -> None:
+    """Give the session's hook engine what its actions need: ``prompt`` leaves a reminder
+    (:meth:`AgentSession.remind`, after the history), ``agent`` asks a read-only child, and
+    a compaction fires ``compact``."""
+    hooks = session.hook_engine
+    if hooks is None:
+        return
+    hooks.remind = session.remind
+
+    async def ask_agent(prompt: str, timeout: float) -> str:
+        child = session.child(read_only=True, max_turns=5, system_prompt=HOOK_AGENT_PROMPT)
+        return await asyncio.wait_for(child.agent.chat([Message.User(prompt)]), timeout)
+
+    hooks.agent_runner = ask_agent
+    if not hooks.wants("compact"):
+        return
+    earlier = session.context.on_compact
+
+    def on_compact(event: Any) -> None:
+        if earlier is not None:
+            earlier(event)
+        hooks.fire_soon(
+            "compact",
+            message=event.focus,
+            trigger=event.trigger,
+            how=event.how,
+            messages=event.messages,
+            files=list(event.files),
+            tokens_after=event.tokens_after,
+        )
+
+    session.context.on_compact = on_compact
 
 
 def _label(prompt: str) -> str:
@@ -1027,6 +1120,7 @@ def build_agent(
         skills=session_skills,
         instruction_sources=instruction_sources,
     )
+    _wire_hooks(bundle)
     if isinstance(session, SessionLog):
         bundle.history = session
     elif session == "new":

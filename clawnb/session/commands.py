@@ -245,6 +245,9 @@ class CommandRegistry:
         result = command.handler(context)
         if inspect.isawaitable(result):
             result = await result
+        hooks = getattr(session, "hook_engine", None) if _is_engine(session) else None
+        if hooks is not None and hooks.wants("command_execute"):
+            await hooks.fire("command_execute", message=line.strip())
         return result
 
     def __iter__(self) -> Any:
@@ -378,6 +381,14 @@ def _config(ctx: CommandContext) -> str:
 @COMMANDS.command("rules", "the permission rules, blocklist and hooks in effect, and their layers")
 def _rules(ctx: CommandContext) -> str:
     return reports.rules_text(ctx.engine.config, ctx.engine.allowed_for_session())
+
+
+@COMMANDS.command("hooks", "the hooks in effect, the layer each came from, and their last runs")
+def _hooks(ctx: CommandContext) -> str:
+    engine = ctx.engine.hook_engine
+    if engine is None:
+        return "no hooks: this session's gate has none"
+    return "hooks:\n" + "\n".join(f"  {line}" for line in engine.report())
 
 
 @COMMANDS.command("skills", "the skills: what each does, what overrides what, what the listing cut")
