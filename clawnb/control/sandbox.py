@@ -81,6 +81,7 @@ from typing import Any
 
 from ..errors import SandboxUnavailable
 from ..instructions import DEFAULT_INSTRUCTION_FILES as _INSTRUCTION_FILES
+from .dirs import AddedDirectories
 from .executables import resolve, trusted_executable
 
 __all__ = [
@@ -348,6 +349,10 @@ class SandboxPolicy:
     max_processes: int = DEFAULT_MAX_PROCESSES
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB
     max_file_size_mb: int = DEFAULT_MAX_FILE_SIZE_MB
+    # folders outside the workspace the person added (additional_directories, add-dir):
+    # bound like the workspace, their control and secret files protected as its own. Shared
+    # with the session's gate, so a folder added while it runs counts at the next command.
+    directories: AddedDirectories = field(default_factory=AddedDirectories, compare=False)
 
     # -- description ----------------------------------------------------------------------
     @property
@@ -376,14 +381,23 @@ class SandboxPolicy:
         repository, ``.git/config`` and ``.git/hooks`` (a fresh ``git init`` is fine)."""
         from .trust import control_paths
 
-        ws = self.workspace
-        paths = control_paths(ws, instruction_files=self.instruction_files, existing_only=False)
-        dot_git = ws / ".git"
-        if os.path.isdir(dot_git) and not os.path.islink(dot_git):
-            paths += [ws / name for name in GIT_CONTROL]
-        elif os.path.isfile(dot_git) and not os.path.islink(dot_git):
-            paths.append(dot_git)  # a worktree's "gitdir: …" line: where git reads config
+        paths: list[Path] = []
+        for root in self.roots():
+            for path in control_paths(
+                root, instruction_files=self.instruction_files, existing_only=False
+            ):
+                if path not in paths:
+                    paths.append(path)
+            dot_git = root / ".git"
+            if os.path.isdir(dot_git) and not os.path.islink(dot_git):
+                paths += [root / name for name in GIT_CONTROL]
+            elif os.path.isfile(dot_git) and not os.path.islink(dot_git):
+                paths.append(dot_git)  # a worktree's "gitdir: …" line: where git reads config
         return paths
+
+    def roots(self) -> list[Path]:
+        """The workspace, then each added folder (:attr:`directories`)."""
+        return [self.workspace, *(d for d in self.directories if d != self.workspace)]
 
     def home_credentials(self) -> list[Path]:
         """The credential files and folders of the home folder that exist
@@ -402,7 +416,7 @@ class SandboxPolicy:
 
         found: list[Path] = []
         budget = SECRET_SCAN_LIMIT
-        level = [str(self.workspace)]
+        level = [str(root) for root in self.roots()]  # the added folders' secrets too
         for depth in range(SECRET_SCAN_DEPTH + 1):
             below: list[str] = []
             for folder in level:
@@ -447,10 +461,13 @@ class SandboxPolicy:
             except OSError:
                 pass
         ws = self.workspace
+        roots = self.roots()
         return [
             p
             for p in self.control_paths()
-            if not os.path.lexists(p) and p.is_relative_to(ws) and p != ws / CONTROL_DIRS[0]
+            if not os.path.lexists(p)
+            and any(p.is_relative_to(root) for root in roots)
+            and p != ws / CONTROL_DIRS[0]
         ]
 
     def sweep(
@@ -513,14 +530,20 @@ class SandboxPolicy:
             args += ["--tmpfs", folder]
         # the workspace may live under /tmp, which the private tmpfs hides
         args += ["--bind" if self.writable else "--ro-bind", ws, ws]
+        # the person's added folders: writable like the workspace (bound read-only too in a
+        # read-only sandbox, where one under /tmp would be hidden otherwise)
+        added = [str(d) for d in self.directories if os.path.isdir(d)]
+        for folder in added:
+            args += ["--bind" if self.writable else "--ro-bind", folder, folder]
         for folder in hidden:
             if folder not in holding:
                 args += ["--tmpfs", folder]
-        dot_git = os.path.join(ws, ".git")
-        if self.writable and os.path.isdir(dot_git) and not os.path.islink(dot_git):
-            # .git its own mount point: it cannot be renamed or replaced (EBUSY), so no
-            # command can swap in a copy with another config ("mv .git x && cp -r x .git")
-            args += ["--bind", dot_git, dot_git]
+        for root in (ws, *added):
+            dot_git = os.path.join(root, ".git")
+            if self.writable and os.path.isdir(dot_git) and not os.path.islink(dot_git):
+                # .git its own mount point: it cannot be renamed or replaced (EBUSY), so no
+                # command can swap in a copy with another config ("mv .git x && cp -r x .git")
+                args += ["--bind", dot_git, dot_git]
         if self.network and os.path.islink("/etc/resolv.conf"):
             # systemd-resolved keeps it under /run: bind the one file back, or no DNS
             real = os.path.realpath("/etc/resolv.conf")
@@ -545,7 +568,7 @@ class SandboxPolicy:
             args += ["--ro-bind", p, p]
 
         def invisible(path: str) -> bool:  # already behind a private tmpfs
-            return not _inside(path, ws) and any(
+            return not any(_inside(path, root) for root in (ws, *added)) and any(
                 _inside(path, h) for h in ("/tmp", "/var/tmp", *hidden)
             )
 
@@ -689,10 +712,13 @@ def policy_for(
     max_processes: int = DEFAULT_MAX_PROCESSES,
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
     max_file_size_mb: int = DEFAULT_MAX_FILE_SIZE_MB,
+    directories: AddedDirectories | None = None,
 ) -> SandboxStatus:
     """Resolve ``[sandbox]`` settings against this machine: a :class:`SandboxStatus` with the
     policy to use (``None`` when processes run unsandboxed or are refused). The sandbox
-    program is looked up outside ``workspace`` only (:mod:`clawnb.control.executables`)."""
+    program is looked up outside ``workspace`` only (:mod:`clawnb.control.executables`).
+    ``directories``: the added folders outside the workspace, bound like it."""
+    directories = directories if directories is not None else AddedDirectories()
     if mode not in MODES:
         raise ValueError(f"[sandbox] mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "off":
@@ -713,6 +739,7 @@ def policy_for(
             max_processes=max_processes,
             max_memory_mb=max_memory_mb,
             max_file_size_mb=max_file_size_mb,
+            directories=directories,
         )
         return SandboxStatus(mode, policy)
     if not sys.platform.startswith("linux"):
@@ -732,6 +759,7 @@ def policy_for(
         max_processes=max_processes,
         max_memory_mb=max_memory_mb,
         max_file_size_mb=max_file_size_mb,
+        directories=directories,
     )
     return SandboxStatus(mode, policy)
 
@@ -744,8 +772,12 @@ def _not_found(what: str, passed_over: str) -> str:
 
 
 def status_from_config(config: Any, workspace: str | os.PathLike[str]) -> SandboxStatus:
-    """:func:`policy_for` from a ``Config`` (its ``[sandbox]`` section and instruction files)."""
+    """:func:`policy_for` from a ``Config`` (its ``[sandbox]`` section, instruction files and
+    ``additional_directories``, relative ones read from ``workspace``)."""
     section = getattr(config, "sandbox", None)
+    directories = AddedDirectories.from_config(
+        getattr(config, "additional_directories", None), workspace
+    )
     return policy_for(
         workspace,
         mode=getattr(section, "mode", "auto"),
@@ -755,6 +787,7 @@ def status_from_config(config: Any, workspace: str | os.PathLike[str]) -> Sandbo
         max_processes=getattr(section, "max_processes", DEFAULT_MAX_PROCESSES),
         max_memory_mb=getattr(section, "max_memory_mb", DEFAULT_MAX_MEMORY_MB),
         max_file_size_mb=getattr(section, "max_file_size_mb", DEFAULT_MAX_FILE_SIZE_MB),
+        directories=directories,
     )
 
 
@@ -797,9 +830,8 @@ def seatbelt_profile(policy: SandboxPolicy) -> str:
         excluded = "".join(
             f" (require-not (subpath {lit(path)}))" for path in policy.control_paths()
         )
-        lines.append(
-            f"(allow file-write* (require-all (subpath {lit(policy.workspace)}){excluded}))"
-        )
+        for root in policy.roots():
+            lines.append(f"(allow file-write* (require-all (subpath {lit(root)}){excluded}))")
     if policy.network:
         lines.append("(allow network*)")
     else:

@@ -315,6 +315,8 @@ class NotebookSession:
         )
         if _own(old) and old.workspace == agent.workspace:
             agent.keep_allowed(old.allowed_for_session())  # the person's answers still hold
+            for folder in getattr(old.gate, "directories", ()):  # and the folders they added
+                getattr(agent.gate, "add_directory", lambda _: None)(folder)
         for line in agent.notices:  # an MCP server that failed to start, or was not trusted
             print(f"warning: {scrub(line)}")
         return agent

@@ -391,6 +391,34 @@ def _hooks(ctx: CommandContext) -> str:
     return "hooks:\n" + "\n".join(f"  {line}" for line in engine.report())
 
 
+@COMMANDS.command(
+    "add-dir",
+    "let the file tools read and write a folder outside the workspace, for this session",
+    usage="[DIR]",
+)
+def _add_dir(ctx: CommandContext) -> str:
+    # the person typed it: the model cannot run a command (clawnb.control.dirs)
+    from ..control.dirs import DirectoryRefused
+
+    directories = getattr(ctx.engine.gate, "directories", None)
+    add = getattr(ctx.engine.gate, "add_directory", None)
+    if directories is None or not callable(add):
+        raise CommandError(f"{ctx.host.prefix}add-dir: this session has no gate to add it to")
+    if not ctx.argv:
+        shown = "\n".join(f"  {d}" for d in directories) or "  (none)"
+        return f"folders added outside the workspace:\n{shown}"
+    if len(ctx.argv) != 1:
+        raise CommandError(f"usage: {ctx.host.prefix}add-dir DIR (one folder)")
+    try:
+        real = add(ctx.argv[0])
+    except DirectoryRefused as exc:
+        raise CommandError(f"{ctx.host.prefix}add-dir: {exc}") from None
+    return (
+        f"added for this session: {real} — read without asking and written like the "
+        "workspace; secret and control files there stay protected"
+    )
+
+
 @COMMANDS.command("skills", "the skills: what each does, what overrides what, what the listing cut")
 def _skills(ctx: CommandContext) -> str:
     skills = ctx.engine.skills
