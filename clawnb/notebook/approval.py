@@ -121,9 +121,12 @@ class Approver:
         if how == "allow" and explicit:
             # the gate refuses what a policy answers for a control file (the rule is the
             # engine's); the card says so before the result arrives
-            self._mark(
-                card, f"denied: {why} cannot approve a change to the agent's own configuration"
+            what = (
+                "a read outside the workspace"
+                if request.details.get("outside")
+                else "a change to the agent's own configuration"
             )
+            self._mark(card, f"denied: {why} cannot approve {what}")
             return Approval.allow_by_policy(why)
         if how == "allow":
             self._mark(card, f"approved by policy: {why}")
