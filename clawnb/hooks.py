@@ -38,6 +38,7 @@ import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from .control.secrets import redact, redactor
@@ -881,3 +882,27 @@ def hooks_from_config(
                 )
             )
     return engine
+
+
+def kernel_restarted(store: str | os.PathLike[str], notebook: str, pid: int | None = None) -> bool:
+    """Record that this kernel (``pid``, default this process) runs clawnb for ``notebook``
+    (its path) and say whether an earlier kernel did — a restart, for the ``kernel_restart``
+    event. The record is ``kernels.json`` in the workspace's session store ``store``."""
+    pid = os.getpid() if pid is None else pid
+    path = Path(store) / "kernels.json"
+    try:
+        seen = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        seen = {}
+    if not isinstance(seen, dict):
+        seen = {}
+    before = seen.get(notebook)
+    if before == pid:
+        return False
+    seen[notebook] = pid
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".kernels.{pid}.json")
+        partial.write_text(json.dumps(seen), encoding="utf-8")
+        os.replace(partial, path)
+    return isinstance(before, int)

@@ -145,6 +145,7 @@ class NotebookSession:
     carried: tuple[str, str] | None = None
     # the cell (In [n]) that sent each prompt, for %claw history
     prompt_cells: PromptCells = field(default_factory=PromptCells)
+    kernel_noted: bool = False  # this kernel's first cell looked for a restart (hooks)
 
     # -- what the session holds, read through it -----------------------------------------------
 
@@ -313,6 +314,9 @@ class NotebookSession:
             record=_here(options.record) if options.record else None,
             checkpoints=checkpoints,
         )
+        if _own(old) and old.hook_engine is not None and agent.hook_engine is not None:
+            # the same conversation: its session_start has been, its session_end is to come
+            agent.hook_engine.session_started = old.hook_engine.session_started
         if _own(old) and old.workspace == agent.workspace:
             agent.keep_allowed(old.allowed_for_session())  # the person's answers still hold
             for folder in getattr(old.gate, "directories", ()):  # and the folders they added
@@ -505,6 +509,7 @@ async def run_claw(
     # task), so no error is ever dropped.
     failure: list[str] = []
     view.start()
+    hooks: Any = None  # the session's hook engine, once there is a session
 
     def on_event(event: AnyAgentEvent) -> None:
         if raise_on_interrupt and isinstance(event, AgentEvent.Error):
@@ -535,6 +540,7 @@ async def run_claw(
             agent.persist({"front_end": "notebook"})
             messages = agent.history
         label = f"cell {_cell_number(shell, session.cells)}"
+        hooks = await _cell_hooks(shell, session, agent, "pre_cell", message=prompt, cell=label)
         with (
             session.prompt_cells.cell(_cell_number(shell, session.cells), agent),
             ui.attached(agent, session, shell, in_cell=raise_on_interrupt),
@@ -552,6 +558,8 @@ async def run_claw(
                 view.on_stop = turn.cancel
             try:
                 await turn
+                if hooks is not None:
+                    await hooks.fire("post_cell", message=turn.result(), cell=label)
                 if reviewer.executed and session.mode == "plan" and _own(agent):
                     # the plan was carried out: later cells work as before planning (a plan
                     # mode set by the project's configuration stays, it is not ours to end)
@@ -571,6 +579,8 @@ async def run_claw(
             view.note(INTERRUPTED_LINE)
     except Exception as exc:
         failed = True
+        if hooks is not None:
+            await hooks.fire("cell_error", message=prompt, error=f"{type(exc).__name__}: {exc}")
         too_long = isinstance(exc, ContextOverflowError) and not exc.prompt_kept
         if too_long and failure:
             # the red line explains what to do about it; the server's own words stay above
@@ -600,6 +610,30 @@ async def run_claw(
             )
         raise ClawFailed(f"{scrub(failure[-1])} (the history is kept)")
     return None
+
+
+async def _cell_hooks(
+    shell: Any, session: NotebookSession, agent: Any, event: str, **values: Any
+) -> Any:
+    """The session's hook engine after firing ``event`` (``pre_cell``) — and, on this
+    kernel's first cell, ``kernel_restart`` when an earlier kernel ran clawnb for the same
+    notebook; ``None`` for a session without configured hooks."""
+    hooks = getattr(agent, "hook_engine", None) if _own(agent) else None
+    if hooks is None:
+        return None
+    notebook = getattr(shell, "user_ns", {}).get("__session__") or os.environ.get(
+        "JPY_SESSION_NAME"
+    )
+    if not session.kernel_noted and isinstance(notebook, str) and notebook:
+        session.kernel_noted = True
+        from ..hooks import kernel_restarted
+        from ..session.log import sessions_root
+
+        store = sessions_root(agent.workspace, agent.config.sessions_dir)
+        if kernel_restarted(store, notebook):
+            await hooks.fire("kernel_restart", message=notebook)
+    await hooks.fire(event, **values)
+    return hooks
 
 
 _COMMAND = re.compile(r"/([A-Za-z?][\w-]*)(?:\s|$)")

@@ -478,3 +478,25 @@ def test_a_script_any_events_hook_runs_is_a_control_file(tmp_path):
         '[[hooks.turn_end]]\ncommand = "sh scripts/notify.sh $MESSAGE"\n'
     )
     assert is_control_file("scripts/notify.sh", ws, config_home=home)
+
+
+async def test_a_skill_forks_calls_pass_the_same_hooks(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    skill = tmp_path / "xdg" / "clawnb" / "skills" / "look" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        "---\ndescription: Looks at a file. Use to look.\ncontext: fork\n---\nRead a.txt.\n"
+    )
+    (tmp_path / "xdg" / "clawnb" / "config.toml").write_text(
+        '[permissions]\nmode = "bypass"\n'
+        '[[hooks.pre_tool]]\ncommand = "echo $TOOL_NAME $FILE_PATH >> $PWD/hooks.log"\n'
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hello")
+    model = scripted_model(
+        tmp_path / "s.jsonl", [call_turn("r1", "read", path="a.txt"), {"text": "it says hello"}]
+    )
+    session = build_agent(None, workspace=ws, model=model)
+    assert await session.command("/look") == "it says hello"
+    assert _lines(ws / "hooks.log") == ["read a.txt"]
