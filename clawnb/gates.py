@@ -6,7 +6,9 @@ StreamingAgent, PlanAgent) accepts as ``gate=``. For each call:
 1. **pre-tool hooks** — ``Block`` refuses the call (outcome ``blocked``); ``ModifyArgs`` replaces
    its arguments for everything after;
 2. **safety checks** — the first failure refuses it with ``error: safety check failed: {reason}``
-   (outcome ``blocked``);
+   (outcome ``blocked``) — except a read-only call's paths outside the workspace (and the
+   folders the person added): those make step 3 ask, naming the resolved paths, in every mode,
+   and only a person's answer to that very call allows it (no "always", rule or policy);
 3. **permission** — ``Deny`` refuses it; ``Ask`` awaits the front end's approval callback with
    an :class:`~clawnb.events.ApprovalRequest`: *allow once* runs it, *allow for session* records
    a session allow and runs it, *deny* refuses it with the person's reason. Without a callback an

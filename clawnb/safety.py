@@ -7,9 +7,13 @@ reason the model can read. The checks:
   are resolved the way the kernel would: relative to the workspace, symlink by symlink, with
   ``..`` applied to the directory a link really points to. New files are judged by where they
   would land, so ``new/dir/file.txt`` is fine and ``link_to_outside/new.txt`` is not. Refused:
-  NUL bytes, ``~`` (the tools expand it to a home directory), symlinks that lead out (also
-  dangling ones), symlink loops, and look-alike prefixes (``/ws-evil`` is not inside ``/ws``).
-  Names are never Unicode-normalised: ``．．`` (U+FF0E) is an ordinary file name on Linux.
+  NUL bytes, symlinks that lead out (also dangling ones), symlink loops, and look-alike
+  prefixes (``/ws-evil`` is not inside ``/ws``); ``~`` is judged where it expands to, as the
+  tools expand it. ``also=`` adds folders that count as inside (the person's added
+  directories). An outside path is an :class:`OutsideWorkspace` (a ``SafetyViolation`` with the
+  resolved path): the gate asks about a read of one (:meth:`PathValidator.outside_paths`) and
+  refuses a write. Names are never Unicode-normalised: ``．．`` (U+FF0E) is an ordinary file
+  name on Linux.
 * :class:`CommandFilter` — glob patterns of shell commands to refuse (``sudo *``,
   ``rm -rf /``…). It is **best-effort and not a sandbox**: a shell has endless spellings for the
   same act. It checks the whole line and each simple command in it (``$'…'`` decoded,
