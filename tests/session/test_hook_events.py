@@ -500,3 +500,22 @@ async def test_a_skill_forks_calls_pass_the_same_hooks(tmp_path, monkeypatch):
     session = build_agent(None, workspace=ws, model=model)
     assert await session.command("/look") == "it says hello"
     assert _lines(ws / "hooks.log") == ["read a.txt"]
+
+
+def test_the_hooks_benchmark_prints_the_overhead_last():
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "bench_hooks.py"), "--calls", "50"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+        check=True,
+    )
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("hook dispatch overhead per tool call: ") and last.endswith(
+        " ms (goal ≤ 1 ms)"
+    )
+    assert float(last.split(": ")[1].split()[0]) < 5  # loose: a loaded machine, 50 calls
