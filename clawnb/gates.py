@@ -113,6 +113,7 @@ class GatePipeline(Gate):
         rules: Iterable[PermissionRule] = (),
         checkpoints: Checkpoints | None = None,
         sandbox: SandboxStatus | SandboxPolicy | None = None,
+        directories: AddedDirectories | None = None,
         hooks: HookRegistry | None = None,
     ) -> GatePipeline:
         """The gate for a ``Config`` (or a dict with the same keys) — the one builder that
@@ -137,8 +138,10 @@ class GatePipeline(Gate):
         allowed = get("allowed_directory")
         ws = Path(workspace if workspace is not None else allowed or os.getcwd()).absolute()
         hooks_section = get("hooks")
+        # the added folders: given (a child session shares its parent's), else the sandbox
+        # policy's (one list for both), else the config's additional_directories
         policy = getattr(sandbox, "policy", sandbox)
-        shared = getattr(policy, "directories", None)
+        shared = directories if directories is not None else getattr(policy, "directories", None)
         directories = (
             shared
             if isinstance(shared, AddedDirectories)

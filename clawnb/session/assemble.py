@@ -260,6 +260,7 @@ class AgentSession:
             # one hook engine per session: a child's calls fire the same hooks, `once` and
             # the last runs (/hooks) are the session's
             hooks=self.hook_engine,
+            directories=getattr(self.gate, "directories", None),  # the folders the person added
         )
         questions = self.questions if foreground and self.offers_questions else None
         toolset = default_tools(ws, input_handler=questions, web=self.web, sandbox=sandbox)

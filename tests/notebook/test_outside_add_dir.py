@@ -65,3 +65,39 @@ def test_outside_read_asks_then_add_dir_makes_the_folder_the_workspaces(tmp_path
         assert "no such folder" in refused.text and "Traceback" not in refused.text
     finally:
         kernel.close()
+
+
+async def test_the_card_says_outside_the_workspace_and_offers_no_always(tmp_path) -> None:
+    """The notebook card for the gate's own question: its label names "outside the workspace"
+    and the resolved path, and it has Approve and Deny only; Approve runs that one call."""
+    import asyncio
+
+    from clawnb.events import AgentEvent
+    from clawnb.gates import build_gate
+    from clawnb.notebook.approval import Approver
+    from clawnb.tools import default_tools
+    from clawnb.types import ToolCall
+
+    from .test_widgets import buttons, click, make_view
+
+    ws, data = tmp_path / "ws", tmp_path / "data"
+    ws.mkdir()
+    data.mkdir()
+    (data / "sales.csv").write_text("north,12\n")
+    (ws / "shared").symlink_to(data)
+    view, _ = make_view()
+    view.root._view_count = 1  # what a frontend does when it renders the view
+    gate = build_gate(workspace=ws, approve=Approver(view, how="widget"))
+    call = ToolCall("c1", "read", {"path": "shared/sales.csv"})
+    view(AgentEvent.ToolCall("read", "    [read: shared/sales.csv]", "c1", call.arguments))
+    tool = default_tools(ws, web=False).get("read")
+    decision = asyncio.ensure_future(gate.before_tool(call, tool))
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if "c1" in view._buttons:
+            break
+    assert list(buttons(view, "c1")) == ["Approve", "Deny"]
+    label = view.transcript.cards["c1"].label()
+    assert "outside the workspace" in label and str(data / "sales.csv") in label
+    click(buttons(view, "c1")["Approve"])
+    assert await asyncio.wait_for(decision, 2) == call

@@ -323,3 +323,20 @@ def test_user_and_project_layers_add_up_only_from_the_user(world, tmp_path):
     assert config.additional_directories == ["../data", "../other"]
     gate = GatePipeline.from_config(config, workspace=ws)
     assert list(gate.directories) == [data, other]
+
+
+@pytest.mark.parametrize("sandbox", ["off", "auto"])
+async def test_a_subagent_shares_the_folders_added_to_its_session(world, sandbox):
+    from clawnb.config import Config
+    from clawnb.session.assemble import build_agent
+
+    ws, data = world
+    config = Config.model_validate({"sandbox": {"mode": sandbox}})
+    script = ws.parent / "s.jsonl"
+    script.write_text('{"text": "hi"}\n')
+    session = build_agent(config, workspace=ws, model=f"scripted:{script}", mode="bypass")
+    session.gate.add_directory(data)  # what /add-dir does
+    child = session.child()
+    call = ToolCall("w", "write", {"path": str(data / "from-child.txt"), "content": "x"})
+    decision = await child.gate.before_tool(call, child.tools.get("write"))
+    assert decision == call  # not refused: the child's gate knows the added folder
