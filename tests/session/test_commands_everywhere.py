@@ -61,6 +61,9 @@ def normalise(text: str, prefix: str) -> str:
         line = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "WHEN", line)
         # each front end's system prompt has its own words (the notebook's tools), so its own size
         line = re.sub(r"~[\d,]+ of", "~N of", line)
+        # history: the notebook numbers a prompt by the cell that sent it (In [2]), the others
+        # count prompts ([1]); the words after the number are the same
+        line = re.sub(r"^(In )?\[\d+\] you", "[#] you", line)
         row = re.match(r"^  /(\S+)", line)
         if row and lines and lines[0] == "commands:" and row.group(1) not in shared:
             continue  # a command one front end has and another has not
