@@ -34,6 +34,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
+from .terminal import StatusLine
+
 if TYPE_CHECKING:  # the engine loads when the chat starts, not when the CLI parses
     from ..config import Config
     from ..events import (
@@ -143,7 +145,7 @@ class _Console:
     """Terminal input: the prompt uses ``input()`` (line editing); questions asked while a
     turn runs are read without blocking the event loop, so Ctrl-C can still cancel it."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO | StatusLine) -> None:
         self.out = out
 
     async def ask(self, prompt: str) -> str:
@@ -154,6 +156,14 @@ class _Console:
         _discard_typeahead()
         self.out.write(prompt)
         self.out.flush()
+        try:
+            return await self._read()
+        finally:
+            # the answer's Enter (or the "\n" written on Ctrl-C) ended the prompt's line
+            if isinstance(self.out, StatusLine):
+                self.out.at_line_start = True
+
+    async def _read(self) -> str:
         if not sys.stdin.isatty():
             # Piped input is buffered by sys.stdin (input() already read ahead): keep reading
             # through the same buffer. Nothing to interrupt interactively anyway.
@@ -204,22 +214,25 @@ def _discard_typeahead() -> None:
         termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
-def _enable_bracketed_paste(session: Any = None) -> None:
+def _enable_bracketed_paste(session: Any = None) -> bool:
     """A pasted block of several lines becomes one message, sent when Enter is pressed.
 
     Python turns readline's bracketed-paste mode off (bpo-42819); without it every pasted
     line is a message of its own, and the rest of a paste could answer the questions that
-    the first line's turn asks.
+    the first line's turn asks. Returns whether readline edits the prompt's line (only on a
+    terminal that is not ``dumb``).
     """
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return
+        return False
     if os.environ.get("TERM", "dumb") == "dumb":  # it would not understand the escapes
-        return
+        return False
     with contextlib.suppress(ImportError, OSError, ValueError):
         import readline
 
         readline.parse_and_bind("set enable-bracketed-paste on")
         _enable_completion(readline, session)
+        return True
+    return False
 
 
 def command_completions(text: str, session: Any = None) -> list[str]:
@@ -283,14 +296,16 @@ class ChatApp:
 
     def __init__(self, args: argparse.Namespace, out: TextIO | None = None) -> None:
         self.args = args
-        self.out = out or sys.stdout
+        # everything the chat writes goes through one StatusLine, so the running indicator
+        # is erased before any of it (a result, a question, a notice)
+        self.out = StatusLine(out or sys.stdout)
         self.console = _Console(self.out)
         self.loop = asyncio.new_event_loop()
         self.session: AgentSession | _OwnAgent | None = None
         self._error_shown = False
         self.terminated = 0  # the signal (SIGTERM/SIGHUP) that cancelled a turn, if any
         self._renderer: TerminalRenderer | None = None  # the current turn's renderer
-        self.color = not args.no_color and self.out.isatty()
+        self.color = not args.no_color and not os.environ.get("NO_COLOR") and self.out.isatty()
         self._changes_shown: set[str] = set()  # calls whose diff the question showed whole
 
     # -- output -------------------------------------------------------------------------------
@@ -317,7 +332,7 @@ class ChatApp:
 
         inner = TerminalRenderer(
             self.out,
-            color=False if self.args.no_color else None,
+            color=self.color,
             previewed=self._changes_shown,
         )
         self._renderer = inner
@@ -517,6 +532,8 @@ class ChatApp:
             if hint:
                 self.say(hint)
         finally:
+            if self._renderer is not None:
+                self._renderer.close()  # no running indicator outlives its turn
             try:
                 for sig in (signal.SIGINT, *_QUIT_SIGNALS):
                     self.loop.remove_signal_handler(sig)
@@ -662,7 +679,8 @@ class ChatApp:
         return self.repl(s)
 
     def repl(self, session: AgentSession | _OwnAgent) -> int:
-        _enable_bracketed_paste(session)
+        line_editor = _enable_bracketed_paste(session)
+        cancelled = False  # the last key at the prompt was a Ctrl-C
         try:
             while True:
                 try:
@@ -671,8 +689,15 @@ class ChatApp:
                     self.say()
                     return 0
                 except KeyboardInterrupt:
-                    self.say("^C")
+                    if cancelled:  # a second Ctrl-C in a row quits, as Ctrl-D does
+                        self._end_prompt_line(line_editor)
+                        return 0
+                    cancelled = True
+                    self._end_prompt_line(line_editor)
+                    self._say_styled("(line cleared: Ctrl-C again or Ctrl-D quits)", "2")
                     continue
+                cancelled = False
+                self.out.at_line_start = True
                 line = line.strip()
                 if not line:
                     continue
@@ -690,6 +715,14 @@ class ChatApp:
             session.close()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
             self.loop.close()
+
+    def _end_prompt_line(self, line_editor: bool) -> None:
+        """After Ctrl-C at the prompt: leave the cursor at the start of a clean line. Readline
+        has already gone back to the line's start (its ``\r``), so writing there left
+        ``^Cu> `` over ``you> ``: erase the line instead. Without readline the terminal
+        echoed ``^C`` after what was typed: end that line."""
+        self.out.write("\r\x1b[K" if line_editor else "\n")
+        self.out.flush()
 
     def _say_total(self, session: AgentSession | _OwnAgent) -> None:
         """The chat's last line when a model answered at all: what the session used, worded

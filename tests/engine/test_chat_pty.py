@@ -241,7 +241,7 @@ def test_ctrl_c_at_an_approval_question_and_at_the_prompt(tmp_path):
     # machine can: press once the chat waits for the key.
     assert wait_until(lambda: _waiting_for_a_key(child.pid), timeout=10)
     child.sendintr()
-    child.expect(r"\^C\r?\nyou> ")
+    child.expect(r"\^C\r?\n\(line cleared: Ctrl-C again or Ctrl-D quits\)\r?\nyou> ")
     child.sendline("go on")
     child.expect("Next answer.")
     child.expect("you> ")
