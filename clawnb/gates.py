@@ -24,6 +24,10 @@ StreamingAgent, PlanAgent) accepts as ``gate=``. For each call:
 6. **post-tool hooks** — a ``Block`` here cannot undo the call; its reason is appended to the
    result so the model learns about it.
 
+With a :class:`~clawnb.hooks.HookEngine` (configured hooks), the gate also fires
+``permission_request`` before a question, ``subagent_start``/``subagent_stop`` around a
+``subagent`` call and ``file_change`` after a file tool that did not fail (docs/hooks.md).
+
 Every refusal is a tool result the model can read, so the history stays valid. The engine
 stays UI-free: a notebook's Approve/Deny buttons or a CLI prompt are just approval callbacks.
 :func:`build_gate` wires the usual pieces for a workspace.

@@ -20,8 +20,13 @@ command of yours through ``sh -c`` so that real hooks can be written in any lang
   ``{"block": "reason"}`` on stdout blocks too;
 * a hook that runs longer than its timeout is killed — its whole process group — and blocks.
 
-:func:`hooks_from_config` turns ``[[hooks.pre_tool]]`` / ``[[hooks.post_tool]]`` config entries
-(``command``, ``tool_pattern``, ``timeout_ms``) into ShellHooks.
+Beyond the book, seed 001's configured hooks (docs/hooks.md): :func:`hooks_from_config` turns
+every ``[[hooks.EVENT]]`` table into a :class:`ConfiguredHook` — a ShellHook that also knows its
+event (:data:`clawnb.control.hook_rules.HOOK_EVENTS`), its ``if`` condition, its action
+(``command``, ``prompt``, ``http``, ``agent``), ``once``, ``async`` and its last runs — inside a
+:class:`HookEngine`, the registry the gate dispatches tool events through and the session fires
+every other event on (:meth:`HookEngine.fire`). A hook on any event but ``pre_tool`` and
+``post_tool`` that fails is recorded and logged, never raised.
 """
 
 from __future__ import annotations

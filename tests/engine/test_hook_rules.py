@@ -186,3 +186,20 @@ def test_each_context_variable_is_replaced():
     )
     # $OTHER is no context variable: left to the shell (empty here)
     assert expand_text(template, values) == "post_tool write a.txt 3 a.txt hello boom  $OTHER"
+
+
+def test_the_docs_name_every_event_and_every_hook_key():
+    from pathlib import Path
+
+    from clawnb.config import ShellHookConfig
+
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    hooks_md = (docs / "hooks.md").read_text()
+    config_md = (docs / "config.md").read_text()
+    for event in HOOK_EVENTS:
+        assert f"`{event}`" in hooks_md, event
+        assert f"`hooks.{event}`" in config_md, event
+    for name, field in ShellHookConfig.model_fields.items():
+        key = field.alias or name
+        assert f"`{key}" in hooks_md and f"| `{key}` |" in config_md, key
+    assert "`hooks.http_hosts`" in config_md and "http_hosts" in hooks_md

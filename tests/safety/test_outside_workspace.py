@@ -279,6 +279,14 @@ def test_add_directory_refuses_what_is_no_folder(world):
     assert list(added) == []
 
 
+def test_added_folders_expand_home_and_resolve_links(world, monkeypatch):
+    ws, data = world
+    monkeypatch.setenv("HOME", str(data.parent))
+    (ws / "data-link").symlink_to(data)
+    added = AddedDirectories.from_config(["~/data", "data-link", "~/missing"], ws)
+    assert list(added) == [data]  # one folder, by its real path; the missing one left out
+
+
 # -- config --------------------------------------------------------------------------------------
 
 
