@@ -163,7 +163,7 @@ class GatePipeline(Gate):
             protected_patterns=get("protected_patterns"),
             hooks=hooks
             if hooks is not None
-            else hooks_from_config(hooks_section, cwd=ws, sandbox=sandbox)
+            else hooks_from_config(config, cwd=ws, sandbox=sandbox)  # with its layers
             if hooks_section is not None
             else None,
             checkpoints=checkpoints,

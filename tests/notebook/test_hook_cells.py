@@ -79,3 +79,18 @@ def test_a_notebook_first_run_in_a_kernel_is_no_restart(tmp_path: Path) -> None:
     assert kernel_restarted(tmp_path, "nb.ipynb", pid=101) is True  # a new kernel
     (tmp_path / "kernels.json").write_text("not json")
     assert kernel_restarted(tmp_path, "nb.ipynb", pid=102) is False  # a broken record: unknown
+
+
+def test_percent_claw_hooks_lists_the_hooks_their_layer_and_last_runs(
+    shell, tmp_path: Path, capsys
+) -> None:
+    _user_hooks(tmp_path, ["pre_cell"])
+    write_script(tmp_path / "s.jsonl", [{"text": "a"}])
+    assert shell.run_cell("%%claw --model scripted:s.jsonl\nfirst").success
+    capsys.readouterr()
+    shell.run_line_magic("claw", "hooks")
+    out = capsys.readouterr().out
+    config = tmp_path / ".config" / "clawnb" / "config.toml"
+    assert "1. pre_cell: command 'echo $EVENT: $MESSAGE$ERROR >> $PWD/hooks.log'" in out
+    assert f"— user {config}" in out
+    assert "pre_cell: exit 0" in out
