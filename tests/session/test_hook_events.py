@@ -519,3 +519,47 @@ def test_the_hooks_benchmark_prints_the_overhead_last():
         " ms (goal ≤ 1 ms)"
     )
     assert float(last.split(": ")[1].split()[0]) < 5  # loose: a loaded machine, 50 calls
+
+
+def test_the_terminal_chat_fires_the_session_and_turn_events_and_lists_them(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    from tests.conftest import spawn_chat, write_script
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    config = tmp_path / "xdg" / "clawnb" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        "".join(
+            f'[[hooks.{event}]]\ncommand = "echo $EVENT $TOOL_NAME >> $PWD/hooks.log"\n'
+            for event in ("session_start", "turn_start", "post_tool", "turn_end", "session_end")
+        )
+        + '[[hooks.command_execute]]\ncommand = "echo $EVENT $MESSAGE >> $PWD/hooks.log"\n'
+    )
+    script = write_script(
+        tmp_path / "s.jsonl", [call_turn("r1", "glob", pattern="*"), {"text": "nothing here"}]
+    )
+    child = spawn_chat(
+        tmp_path, "--model", f"scripted:{script}", "--workspace", str(ws), "--no-color"
+    )
+    child.expect("you> ")
+    child.sendline("what is here?")
+    child.expect("nothing here")
+    child.expect("you> ")
+    child.sendline("/hooks")
+    child.expect(f"— user {config}")
+    child.expect("turn_end: exit 0")
+    child.expect("you> ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert _lines(ws / "hooks.log") == [
+        "session_start",
+        "turn_start",
+        "post_tool glob",
+        "turn_end",
+        "command_execute /hooks",
+        "command_execute /exit",
+        "session_end",
+    ]
