@@ -824,7 +824,7 @@ class HookEngine(HookRegistry):
                 lines.append(f"     {when} {run.event}: {run.status}")
         if self.http_hosts:
             lines.append(f"http hosts (user config): {', '.join(self.http_hosts)}")
-        return lines
+        return [redact(line) for line in lines]  # a command line may hold a key
 
 
 def _spec(entry: Any, where: str) -> Any:

@@ -563,3 +563,14 @@ def test_the_terminal_chat_fires_the_session_and_turn_events_and_lists_them(tmp_
         "command_execute /exit",
         "session_end",
     ]
+
+
+async def test_hooks_masks_a_key_written_into_a_hook_command(tmp_path, monkeypatch):
+    key = "sk-or-v1-" + "s" * 40
+    monkeypatch.setenv("OPENROUTER_API_KEY", key)
+    config = Config.from_toml(
+        f"[[hooks.turn_end]]\ncommand = \"curl -H 'Authorization: {key}' http://x\"\n"
+    )
+    session = build_agent(config, workspace=tmp_path, model=scripted_model(tmp_path / "s", []))
+    shown = await session.command("/hooks")
+    assert "turn_end: command" in shown and key not in shown
