@@ -574,3 +574,38 @@ async def test_hooks_masks_a_key_written_into_a_hook_command(tmp_path, monkeypat
     session = build_agent(config, workspace=tmp_path, model=scripted_model(tmp_path / "s", []))
     shown = await session.command("/hooks")
     assert "turn_end: command" in shown and key not in shown
+
+
+async def test_timeout_in_seconds_stops_a_pre_tool_hook_and_blocks_the_call(tmp_path):
+    model = scripted_model(
+        tmp_path / "s.jsonl", [call_turn("w1", "write", path="a.txt", content="x"), {"text": "ok"}]
+    )
+    config = _hooks(
+        tmp_path / "x.log", [], '[[hooks.pre_tool]]\ncommand = "sleep 30"\ntimeout = 0.5\n'
+    )
+    session = build_agent(config, workspace=tmp_path, model=model)
+    started = time.monotonic()
+    await session.send("write")
+    assert time.monotonic() - started < 10
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert result.content == "error: blocked by hook: hook timed out after 500 ms: sleep 30"
+    assert not (tmp_path / "a.txt").exists()
+    assert session.hook_engine.configured("pre_tool")[0].runs[-1].status == "timed out"
+
+
+async def test_a_conditional_pre_tool_hook_can_change_the_arguments(tmp_path):
+    model = scripted_model(
+        tmp_path / "s.jsonl",
+        [call_turn("b1", "bash", command="git push --force"), {"text": "ok"}],
+    )
+    config = _hooks(
+        tmp_path / "x.log",
+        [],
+        "[[hooks.pre_tool]]\n"
+        "if = \"tool == 'bash' && args.command =~ '--force'\"\n"
+        'command = "echo \'{\\"args\\": {\\"command\\": \\"echo no force today\\"}}\'"\n',
+    )
+    session = build_agent(config, workspace=tmp_path, model=model)
+    await session.send("push")
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert "no force today" in result.content
