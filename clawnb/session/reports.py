@@ -113,23 +113,24 @@ def history_text(
     return transcript(session.history, limit, cell_of)
 
 
-# the words the engine sends for the person at the plan question (run_plan): not typed
+# the words the engine sends for the person at the plan question (AgentSession.run_plan and
+# APPROVED_PLAN in assemble, which imports this module): not typed. The history tests of the
+# chat and the notebook fail if these drift apart.
 _REVISE = "Revise the plan: "
+_APPROVED = "Approved. Execute the plan."
 
 
 def prompt_kind(message: User) -> tuple[str, str]:
     """What a user message is, for a transcript: ``("prompt", words)`` the person's own,
     ``("plan", task)`` a request planned first (``/plan`` or plan mode), ``("revise",
     feedback)`` the person's changes to a plan, ``("execute", "")`` the approval of one."""
-    from .assemble import APPROVED_PLAN
-
     content, label = message.content, message.label
     if label is not None and label.startswith("/plan "):
         task = label.removeprefix("/plan ")
         if task.startswith(_REVISE):
             return "revise", task.removeprefix(_REVISE)
         return "plan", task
-    if label is None and (content == APPROVED_PLAN or content.startswith(APPROVED_PLAN + "\n")):
+    if label is None and (content == _APPROVED or content.startswith(_APPROVED + "\n")):
         return "execute", ""
     # the notebook context attached to a prompt is long: show the task
     task = content.rsplit("Task: ", 1)[-1] if "Task: " in content else content

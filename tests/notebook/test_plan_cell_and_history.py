@@ -114,3 +114,9 @@ def test_the_chat_history_marks_a_plan_and_its_approval(tmp_path) -> None:
     assert "    → plan approved: executing it" in lines
     assert "[2] you: and now?" in lines
     assert "Approved. Execute the plan." not in history and "exit_plan" not in history
+
+
+def test_history_knows_the_words_the_engine_sends_for_a_plan() -> None:
+    from clawnb.session import assemble, reports
+
+    assert reports._APPROVED == assemble.APPROVED_PLAN
