@@ -34,8 +34,6 @@ from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from .terminal import StatusLine
-
 if TYPE_CHECKING:  # the engine loads when the chat starts, not when the CLI parses
     from ..config import Config
     from ..events import (
@@ -50,7 +48,7 @@ if TYPE_CHECKING:  # the engine loads when the chat starts, not when the CLI par
     from ..session.protocol import Session
     from ..tools.ask import InputHandler
     from ..types import Message
-    from .terminal import TerminalRenderer
+    from .terminal import StatusLine, TerminalRenderer
 
 T = TypeVar("T")
 
@@ -160,7 +158,7 @@ class _Console:
             return await self._read()
         finally:
             # the answer's Enter (or the "\n" written on Ctrl-C) ended the prompt's line
-            if isinstance(self.out, StatusLine):
+            if hasattr(self.out, "at_line_start"):  # a StatusLine
                 self.out.at_line_start = True
 
     async def _read(self) -> str:
@@ -296,6 +294,8 @@ class ChatApp:
 
     def __init__(self, args: argparse.Namespace, out: TextIO | None = None) -> None:
         self.args = args
+        from .terminal import StatusLine
+
         # everything the chat writes goes through one StatusLine, so the running indicator
         # is erased before any of it (a result, a question, a notice)
         self.out = StatusLine(out or sys.stdout)

@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from ..control.secrets import StreamRedactor, redact
 from ..events import AgentEvent
+from ..planning import EXIT_PLAN
 from ..safety import display_safe
 
 __all__ = [
@@ -440,6 +441,10 @@ class TerminalRenderer:
                 if shown:
                     self.out.write(self._style(shown, "2"))
                 self._in_text = self._in_reasoning = True
+            case AgentEvent.ToolCall(name=name) | AgentEvent.ToolResult(name=name) if (
+                name == EXIT_PLAN
+            ):
+                pass  # plan mode's hand-in: the plan question right after says it all
             case AgentEvent.ToolCall(summary=summary, id=call_id):
                 self.end_text()
                 line = self._indent + "⏺" + _one_line(summary.removeprefix("   "))

@@ -189,6 +189,26 @@ def test_ctrl_c_at_the_prompt_clears_the_line_and_a_second_one_quits(tmp_path, t
         assert first[-3] == "you> half a thought^C", first
 
 
+def test_a_plan_is_asked_about_without_an_exit_plan_line(tmp_path) -> None:
+    script = write_script(
+        tmp_path / "p.jsonl",
+        [{"text": "Plan: say hello", **call_turn("p1", "exit_plan")}, {"text": "Hello."}],
+    )
+    child = spawn_chat(
+        tmp_path, "--model", f"scripted:{script}", "--workspace", str(tmp_path / "ws"), "--no-save"
+    )
+    child.expect("you> ")
+    child.sendline("/plan greet")
+    child.expect(r"execute this plan\? ")
+    plan = str(child.before)
+    child.sendline("y")
+    child.expect("Hello.")
+    child.expect("you> ")
+    _quit(child)
+    assert "Plan: say hello" in plan
+    assert "exit_plan" not in plan and "submitted for review" not in plan
+
+
 def test_markdown_line_styles_the_common_cases() -> None:
     assert markdown_line("## Setup") == ("\x1b[1;4mSetup\x1b[0m", False)
     assert markdown_line("* item with **bold**")[0] == "• item with \x1b[1mbold\x1b[22m"
