@@ -153,6 +153,18 @@ def can_redraw(out: Any) -> bool:
 
 
 ERASE_LINE = "\r\x1b[K"
+
+
+def cells(text: str) -> int:
+    """How many terminal columns ``text`` takes: wide (CJK) characters two, combining none."""
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1
+        for ch in text
+    )
+
+
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
@@ -182,8 +194,12 @@ class StatusLine:
         """Draw (or redraw) the indicator; nothing while a line is half written or held."""
         if not self.enabled or self.held or not (self.at_line_start or self.shown):
             return
-        width = shutil.get_terminal_size((80, 24)).columns
-        self.out.write(ERASE_LINE + _elide(text, max(10, width - 1)))
+        width = max(10, shutil.get_terminal_size((80, 24)).columns - 1)
+        if cells(text) > width:  # one row, or the erase would miss the first ones
+            while text and cells(text) > width - 1:
+                text = text[:-1]
+            text += "…"
+        self.out.write(ERASE_LINE + text)
         self.out.flush()
         self.shown = True
 
@@ -336,7 +352,7 @@ class MarkdownLines:
         styled, self.in_code = markdown_line(line, self.in_code)
         width = shutil.get_terminal_size((80, 24)).columns
         end = "\n" if newline else ""
-        if styled == line or len(line) >= width:
+        if styled == line or cells(line) >= width:
             return end  # nothing to style, or wrapped: \r would only reach its last row
         return ERASE_LINE + styled + end
 

@@ -224,3 +224,29 @@ def test_markdown_line_styles_the_common_cases() -> None:
         "\x1b[33m# not a heading\x1b[39m",
         True,
     )
+
+
+def test_a_line_wider_than_the_screen_is_left_as_written(monkeypatch) -> None:
+    from clawnb.cli.terminal import ERASE_LINE, MarkdownLines, cells
+
+    monkeypatch.setenv("COLUMNS", "20")
+    assert cells("字字") == 4 and cells("e\u0301") == 1
+    # 13 characters, 22 columns: it wrapped, and \r would only reach its last row
+    assert ERASE_LINE not in MarkdownLines().feed("**" + "字" * 9 + "**\n")
+    assert ERASE_LINE in MarkdownLines().feed("**bold**\n")
+
+
+def test_the_running_line_never_takes_more_than_one_row(monkeypatch) -> None:
+    from clawnb.cli.terminal import StatusLine, cells
+
+    monkeypatch.setenv("COLUMNS", "30")
+    out = io.StringIO()
+    status = StatusLine(out, enabled=True)
+    status.show("  ⠋ running bash · 3s · " + "x" * 80)
+    drawn = out.getvalue().removeprefix("\r\x1b[K")
+    assert drawn.endswith("…") and cells(drawn) <= 29
+    status.write("result\n")  # anything written erases it first
+    assert out.getvalue().endswith("…\r\x1b[Kresult\n") and not status.shown
+    status.write("half a line")
+    status.show("  ⠙ running bash · 4s")  # never drawn over a line being written
+    assert out.getvalue().endswith("half a line")
