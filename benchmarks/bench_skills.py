@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -54,39 +55,69 @@ class Stamped:
         self.arrived.append(time.perf_counter())
         return AssistantTurn(text="ok")
 
+    def take(self) -> list[float]:
+        times, self.arrived = self.arrived, []
+        return times
+
 
 class Server:
-    """A local OpenAI-compatible server that answers "ok" and notes when each request's
-    headers arrived (``perf_counter``, the same clock as the caller's)."""
+    """A local OpenAI-compatible server that answers "ok", in a process of its own (so its
+    work never takes the interpreter lock from the caller mid-measurement), noting when each
+    request's headers arrived on ``perf_counter`` — on Linux the system's monotonic clock,
+    the same in both processes. :meth:`take` fetches the times noted so far."""
 
     def __init__(self) -> None:
-        self.arrived: list[float] = []
-        server = self
-        body = json.dumps(
-            {"choices": [{"message": {"role": "assistant", "content": "ok"}}]}
-        ).encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                server.arrived.append(time.perf_counter())
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline())
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def take(self) -> list[float]:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port)
+        connection.request("GET", "/arrivals")
+        times: list[float] = json.loads(connection.getresponse().read())
+        connection.close()
+        return times
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def serve() -> None:
+    arrived: list[float] = []
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}}]}).encode()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            arrived.append(time.perf_counter())
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.reply(body)
+
+        def do_GET(self) -> None:
+            self.reply(json.dumps(arrived).encode())
+            arrived.clear()
+
+        def reply(self, data: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(httpd.server_address[1], flush=True)
+    httpd.serve_forever()
 
 
 def tokens(text: str) -> int:
@@ -109,6 +140,16 @@ def write_skills(ws: Path, count: int) -> None:
         )
 
 
+def settled(ws: Path) -> None:
+    """Date the workspace's folders and files an hour back, as a person's workspace is: the
+    secrets redactor lists a folder changed within the last second again on every call
+    (the "racy" rule that catches a ``.env`` written that instant), which would time a
+    workspace created a moment ago rather than the skill."""
+    hour_ago = time.time() - 3600
+    for path in [ws, *ws.rglob("*")]:
+        os.utime(path, (hour_ago, hour_ago), follow_symlinks=False)
+
+
 def session(ws: Path, provider: object, *, skills: bool) -> AgentSession:
     return build_agent(
         Config(),
@@ -121,22 +162,25 @@ def session(ws: Path, provider: object, *, skills: bool) -> AgentSession:
     )
 
 
-async def first_request(
-    built: AgentSession, provider: Stamped | Server, line: str, plain: bool
-) -> float:
+async def started(built: AgentSession, line: str, plain: bool) -> float:
+    """Start one turn (``/NAME args``, or the same text as a plain prompt) on a fresh
+    conversation; the time it started (the provider notes when the request arrived)."""
     built.new_session(persist=False)
     start = time.perf_counter()
     if plain:
         await built.send(line)
     else:
         await built.command(line)
-    return provider.arrived[-1] - start
+    return start
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        return serve()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         os.environ["XDG_CONFIG_HOME"] = str(base / "config")  # our own trust store, no user skills
@@ -146,6 +190,7 @@ async def main() -> None:
         trust_workspace(ws)
         bare = session(ws, Stamped(), skills=False)
         write_skills(ws, 60)
+        settled(ws)
         provider = Stamped()
         built = session(ws, provider, skills=True)
         assert built.skills is not None
@@ -181,20 +226,22 @@ async def main() -> None:
         medians = {}
         for name, target, model in (("in-process", built, provider), ("HTTP", over_http, server)):
             for _ in range(20):  # warm up both paths (and the HTTP connection)
-                await first_request(target, model, line, plain=False)
-                await first_request(target, model, plain, plain=True)
-            skill_times, plain_times = [], []
+                await started(target, line, plain=False)
+                await started(target, plain, plain=True)
+            model.take()
+            starts = []
             for _ in range(args.runs):
-                skill_times.append(await first_request(target, model, line, plain=False))
-                plain_times.append(await first_request(target, model, plain, plain=True))
+                starts.append(await started(target, line, plain=False))
+                starts.append(await started(target, plain, plain=True))
+            waits = [arrived - start for start, arrived in zip(starts, model.take(), strict=True)]
             medians[name] = (
-                statistics.median(skill_times) * 1000,
-                statistics.median(plain_times) * 1000,
+                statistics.median(waits[0::2]) * 1000,
+                statistics.median(waits[1::2]) * 1000,
             )
         print(f"command to first request ({args.runs} runs each, alternating, medians):")
         for name, (skill_ms, plain_ms) in medians.items():
             print(f"  {name}: /task-07 args {skill_ms:.3f} ms   plain prompt {plain_ms:.3f} ms")
-        server.httpd.shutdown()
+        server.close()
         for each in (built, bare, over_http):
             each.close()
     print()

@@ -310,6 +310,7 @@ class Redactor:
         self._dotenv_dirs: dict[str, tuple[tuple[int, ...] | None, list[str]]] = {}
         self._env_keys: frozenset[Any] | None = None
         self._env_names: tuple[str, ...] = ()
+        self._env_raw: tuple[Any, ...] = ()  # the names as os.environ stores them (bytes)
         self._lock = threading.Lock()
         self._needles = _Needles(sources=("never computed",), forms=())
 
@@ -360,14 +361,26 @@ class Redactor:
             names = {k for k in os.environ if is_secret_name(k)} | set(KEY_ENV_VARS)
             self._env_names = tuple(sorted(names))
             self._env_keys = keys
+            encode = getattr(os.environ, "encodekey", None)
+            self._env_raw = tuple(encode(n) for n in self._env_names) if encode else ()
         return self._env_names
+
+    def _env_values(self) -> tuple[Any, ...]:
+        # The raw values (bytes), one per secret name: os.environ.get decodes the key and the
+        # value every time (~1.5 µs a name, on every redaction); comparing the stored bytes
+        # says just as well whether a key changed. They are decoded only when one did.
+        names = self._secret_env_names()
+        raw = getattr(os.environ, "_data", None)
+        if isinstance(raw, dict) and len(self._env_raw) == len(names):
+            return tuple(map(raw.get, self._env_raw))
+        return tuple(os.environ.get(k) for k in names)
 
     def _sources(self) -> tuple[Any, ...]:
         """A cheap fingerprint of everything the needles are computed from."""
         files = self._dotenv_files()
         env: tuple[str | None, ...] = ()
         if self._environ:
-            env = tuple(os.environ.get(k) for k in self._secret_env_names())
+            env = self._env_values()
         return (
             len(self._registered),
             env,
@@ -382,7 +395,8 @@ class Redactor:
                 for path, _stamp in sources[2]:
                     values |= _secret_values(read_dotenv_all(path))
                 if self._environ:
-                    values |= _secret_values(dict(zip(self._env_names, sources[1], strict=True)))
+                    env = (os.fsdecode(v) if isinstance(v, bytes) else v for v in sources[1])
+                    values |= _secret_values(dict(zip(self._env_names, env, strict=True)))
                 forms: set[str] = set()
                 for value in values:
                     forms |= _encoded_forms(value)
@@ -414,6 +428,11 @@ class Redactor:
         return text
 
     redact = __call__
+
+    def generation(self) -> object:
+        """A token that stays the same object while the known secrets are unchanged: what
+        :meth:`redact` makes of a text that has not changed can be kept until it differs."""
+        return self._current_needles()
 
     def redact_after(self, text: str, before: str) -> str:
         """``text`` redacted as the continuation of ``before`` (what was shown just before

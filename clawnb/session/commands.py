@@ -269,9 +269,17 @@ class _Engine(Protocol):
     def allowed_for_session(self) -> list[str]: ...
 
 
+_ENGINE_TYPES: dict[type, bool] = {}
+
+
 def _is_engine(session: Any) -> bool:
-    # a protocol, not an isinstance of AgentSession: the session module imports this one
-    return isinstance(session, _Engine)
+    # a protocol, not an isinstance of AgentSession: the session module imports this one. A
+    # runtime protocol check looks up every member (~25 µs); the answer is one per class.
+    kind = type(session)
+    known = _ENGINE_TYPES.get(kind)
+    if known is None:
+        known = _ENGINE_TYPES[kind] = isinstance(session, _Engine)
+    return known
 
 
 # -- the built-in commands --------------------------------------------------------------------
@@ -314,8 +322,9 @@ def _session_skills(session: Any) -> list[Any]:
 
 def skill_command(session: Any, name: str) -> Command | None:
     """The session's user-invocable skill ``name`` as a command, or ``None``."""
-    skill = next((s for s in _session_skills(session) if s.name == name), None)
-    if skill is None:
+    skills = session.skills if _is_engine(session) else None
+    skill = skills.get(name) if skills is not None else None
+    if skill is None or not skill.user_invocable:
         return None
 
     async def run(ctx: CommandContext) -> str | None:

@@ -162,6 +162,9 @@ def read_skill_file(path: Path, *, root: Path, max_bytes: int = MAX_SKILL_BYTES)
 # is that file's text. This keeps `/NAME` within 1.1x a plain prompt (bench_skills.py): the
 # safe reader's checks cost more than the rest of an invocation.
 _READ: dict[tuple[Path, Path], tuple[tuple[int, ...], str]] = {}
+_BODIES: dict[Path, tuple[str, object, str]] = {}
+"""The redacted body of each SKILL.md: kept while the file's text (the very object in
+``_READ``) and the redactor's known secrets (its generation) are the same."""
 
 
 def _identity(path: Path) -> tuple[int, ...] | None:
@@ -596,7 +599,7 @@ class Skill:
         """The skill's instructions, read from disk now through the safe reader, with every
         known secret replaced by ``***``. Raises :class:`SkillError` with one line when the
         file is gone, unreadable or no longer well formed."""
-        from ..control.secrets import redact
+        from ..control.secrets import redactor
         from ..errors import UnsafeFileError
 
         try:
@@ -606,11 +609,19 @@ class Skill:
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise SkillError(f"skill '{self.name}' not read: {self.path}: {reason}") from None
+        generation = redactor.generation()
+        kept = _BODIES.get(self.path)
+        if kept is not None and kept[0] is text and kept[1] is generation:
+            return kept[2]
         try:
             _front, body = split_frontmatter(text)
         except ValueError as exc:
             raise SkillError(f"skill '{self.name}': {self.path}: {exc}") from None
-        return redact(body)
+        body = redactor(body)
+        if len(_BODIES) > 1000:
+            _BODIES.clear()
+        _BODIES[self.path] = (text, generation, body)
+        return body
 
     def files(self, limit: int = 100) -> list[Path]:
         """The files in the skill's folder besides SKILL.md (references, scripts, examples),

@@ -3,8 +3,11 @@ with their positions and never run here, outputs put back, secrets redacted."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 from clawnb.skills import (
@@ -14,7 +17,7 @@ from clawnb.skills import (
     substitute_arguments,
     substitute_context,
 )
-from clawnb.skills.invoke import reattachment, unclosed_context_blocks
+from clawnb.skills.invoke import reattachment, split_arguments, unclosed_context_blocks
 from clawnb.skills.listing import estimate_text_tokens
 from clawnb.skills.model import Skill, build_skill
 
@@ -177,6 +180,19 @@ def test_a_skill_body_passes_the_redactor(world, monkeypatch) -> None:
     assert KEY not in prepare_invocation(skill, KEY).render()
 
 
+def test_a_body_read_before_a_key_was_known_is_redacted_once_it_is(world, monkeypatch) -> None:
+    # the redacted body is kept between invocations: a key that becomes known (an env var
+    # set later) must still be masked on the next one
+    secret = "plainpassphrase-7f3a9c2e41"  # not key-shaped: only the known value masks it
+    world.skill(".claw/skills", "late", world.text("Late.", body=f"Use {secret} please."))
+    skill = discover_skills(world.workspace, trusted=True, user_dir=world.user).get("late")
+    monkeypatch.delenv("CLAWNB_API_KEY", raising=False)
+    assert secret in skill.load_body()  # not known yet
+    assert secret in skill.load_body()  # the kept body
+    monkeypatch.setenv("CLAWNB_API_KEY", secret)
+    assert skill.load_body() == "Use *** please.\n"
+
+
 def test_the_body_is_read_when_invoked_not_when_discovered(world) -> None:
     path = world.skill(".claw/skills", "live", world.text("Live.", body="First version."))
     skill = discover_skills(world.workspace, trusted=True, user_dir=world.user).get("live")
@@ -202,3 +218,16 @@ def test_skills_in_use_are_reattached_after_a_compaction_within_a_budget(world) 
         assert names == ["big", "b", "a"][: len(names)] and names
         assert estimate_text_tokens(tight) <= total + 20  # + the one header line
     assert reattachment([]) == ""
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(
+    st.text(alphabet=st.sampled_from(list("ab #$-\t\n\r\x0b\u00a0'\"\\")), max_size=20)
+)
+def test_arguments_split_into_the_words_a_shell_would_make(arguments: str) -> None:
+    # the fast path for text without quotes or escapes must agree with shlex everywhere
+    try:
+        expected = shlex.split(arguments)
+    except ValueError:
+        expected = arguments.split()
+    assert split_arguments(arguments) == expected
