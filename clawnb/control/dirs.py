@@ -53,7 +53,7 @@ class AddedDirectories:
     ) -> Path:
         """Add ``path`` (``~`` expanded; relative to ``base``, default the current directory)
         and return where it really is; :class:`DirectoryRefused` for a folder that does not
-        exist, a file, or the root of the file system."""
+        exist, a file, the root of the file system, or the home folder or a folder above it."""
         text = os.fspath(path)
         if not text or "\x00" in text:
             raise DirectoryRefused(f"not a folder: {text!r}")
@@ -67,6 +67,14 @@ class AddedDirectories:
             raise DirectoryRefused(f"not a folder: {real}")
         if real == Path("/"):
             raise DirectoryRefused("the whole file system cannot be added; name a folder")
+        home = os.path.realpath(os.path.expanduser("~"))
+        if os.path.isabs(home) and home != "/" and Path(home).is_relative_to(real):
+            # ~/.ssh/authorized_keys, ~/.bashrc: files that are no secret by name, yet
+            # writing them is a way in; the folder the work needs is narrower
+            raise DirectoryRefused(
+                f"{real} holds your home folder (its keys and shell start-up files), so it "
+                "cannot be added; add the folder you need inside it"
+            )
         with self._lock:
             if real not in self._paths:
                 self._paths.append(real)

@@ -557,6 +557,11 @@ class SandboxPolicy:
             masked = [*self.secret_paths(), *self.home_credentials()]
         elif self.writable:
             read_only += self.secret_paths()
+            # a credential store inside an added folder (~/.config/gh when ~/.config is
+            # added) is read-only, as the secret files are
+            read_only += [
+                c for c in self.home_credentials() if any(_inside(str(c), d) for d in added)
+            ]
         for path in read_only:
             if os.path.islink(path):
                 # a control file that is a link (CLAUDE.md -> docs/guide.md): its target is

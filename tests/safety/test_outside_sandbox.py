@@ -16,7 +16,12 @@ import pytest
 
 from clawnb.config import Config
 from clawnb.control.dirs import AddedDirectories
-from clawnb.control.sandbox import bwrap_path, policy_for, status_from_config
+from clawnb.control.sandbox import (
+    approved_call,
+    bwrap_path,
+    policy_for,
+    status_from_config,
+)
 from clawnb.gates import GatePipeline
 from clawnb.tools import BashTool
 
@@ -130,3 +135,18 @@ def test_user_config_directories_reach_the_sandbox_policy(ws, visible):
     argv = status.policy.wrap(["true"])
     bind = argv.index(str(visible))
     assert argv[bind - 1] == "--bind" and argv[bind + 1] == str(visible)
+
+
+async def test_a_credential_store_inside_an_added_folder_stays_read_only(ws, visible, monkeypatch):
+    home = visible / "home"
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text("token: mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    config = home / ".config"
+    approved_call.set(True)  # a call a person approved: secrets read-only, not masked
+    result = await bash_for(ws, config).call(
+        {"command": f"echo 'token: attacker' > {config}/gh/hosts.yml; echo ok > {config}/app.ini"}
+    )
+    assert "Read-only file system" in result
+    assert (config / "gh" / "hosts.yml").read_text() == "token: mine\n"
+    assert (config / "app.ini").read_text() == "ok\n"  # the rest of the added folder is writable

@@ -287,6 +287,19 @@ def test_added_folders_expand_home_and_resolve_links(world, monkeypatch):
     assert list(added) == [data]  # one folder, by its real path; the missing one left out
 
 
+def test_the_home_folder_and_those_above_it_cannot_be_added(world, monkeypatch):
+    ws, data = world
+    home = data / "home"
+    (home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    added = AddedDirectories()
+    for folder in ("~", str(data)):
+        with pytest.raises(DirectoryRefused, match="holds your home folder"):
+            added.add(folder, base=ws)
+    assert added.add("~/.ssh", base=ws) == home / ".ssh"  # a folder inside it is the person's call
+    assert list(AddedDirectories.from_config(["~"], ws)) == []  # in a config: left out
+
+
 # -- config --------------------------------------------------------------------------------------
 
 
