@@ -351,7 +351,11 @@ class GatePipeline(Gate):
             answer,
             call,
             once=decision.explicit,
-            what="a read outside the workspace" if outside else None,
+            what="a read outside the workspace"
+            if outside
+            else "opening a secret file"
+            if traits_of(tool).read_only
+            else None,
         )
         if decision.explicit and not outside and not isinstance(applied, Refusal):
             control_change_approved.set(True)

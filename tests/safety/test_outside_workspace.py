@@ -128,6 +128,17 @@ async def test_a_policy_cannot_approve_an_outside_read(world):
     )
 
 
+async def test_a_policy_cannot_open_a_secret_file_and_says_so(world):
+    ws, _ = world
+    (ws / ".env").write_text("KEY=x\n")
+    gate = build_gate(workspace=ws, approve=Approver(Approval.allow_by_policy("my policy")))
+    out = await run(gate, ws, ("read", {"path": ".env"}))
+    assert (
+        out[0]
+        == "error: not approved: my policy cannot approve opening a secret file; a person must"
+    )
+
+
 async def test_without_an_approval_callback_an_outside_read_is_refused(world):
     ws, _ = world
     out = await run(build_gate(workspace=ws), ws, ("read", {"path": "../data/sales.csv"}))
