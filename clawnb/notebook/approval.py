@@ -124,6 +124,8 @@ class Approver:
             what = (
                 "a read outside the workspace"
                 if request.details.get("outside")
+                else "opening a secret file"
+                if "opens a secret file" in request.reason
                 else "a change to the agent's own configuration"
             )
             self._mark(card, f"denied: {why} cannot approve {what}")

@@ -101,3 +101,30 @@ async def test_the_card_says_outside_the_workspace_and_offers_no_always(tmp_path
     assert "outside the workspace" in label and str(data / "sales.csv") in label
     click(buttons(view, "c1")["Approve"])
     assert await asyncio.wait_for(decision, 2) == call
+
+
+@pytest.mark.parametrize(
+    ("path", "what"),
+    [("../data/sales.csv", "a read outside the workspace"), (".env", "opening a secret file")],
+)
+async def test_an_allow_policy_card_says_what_it_could_not_approve(tmp_path, path, what) -> None:
+    from clawnb.events import AgentEvent
+    from clawnb.gates import build_gate
+    from clawnb.notebook.approval import Approver
+    from clawnb.tools import default_tools
+    from clawnb.types import ToolCall
+
+    from .test_widgets import make_view
+
+    ws, data = tmp_path / "ws", tmp_path / "data"
+    ws.mkdir()
+    data.mkdir()
+    (data / "sales.csv").write_text("north,12\n")
+    (ws / ".env").write_text("KEY=x\n")
+    view, _ = make_view()
+    gate = build_gate(workspace=ws, approve=Approver(view, how="allow"))
+    call = ToolCall("c1", "read", {"path": path})
+    view(AgentEvent.ToolCall("read", f"    [read: {path}]", "c1", call.arguments))
+    refusal = await gate.before_tool(call, default_tools(ws, web=False).get("read"))
+    assert f"cannot approve {what}; a person must" in refusal.content
+    assert f"cannot approve {what}" in view.transcript.cards["c1"].label()
