@@ -275,7 +275,7 @@ class ReadRecord(Protocol):
 @dataclass(frozen=True)
 class Compaction:
     """What one compaction did, for ``on_compact`` (the ``compact`` hook's payload):
-    ``trigger`` is ``"auto"``, ``"manual"`` or ``"emergency"``; ``how`` is ``"summary"`` or
+    ``trigger`` is ``"auto"``, ``"manual"``, ``"emergency"`` or ``"resume"``; ``how`` is ``"summary"`` or
     ``"dropped"`` (the circuit breaker's or an overflow's fallback)."""
 
     trigger: str
@@ -361,10 +361,14 @@ class ContextManager:
     def should_compact(self) -> bool:
         return self.context_tokens >= self.threshold
 
-    async def maybe_compact(self, provider: AnyProvider, messages: list[Message]) -> bool:
+    async def maybe_compact(
+        self, provider: AnyProvider, messages: list[Message], *, trigger: str = "auto"
+    ) -> bool:
         """After a turn: bring ``context_tokens`` up to date and compact if it reached the
         threshold. Returns whether the history changed. Never raises for a failed summary:
-        the turn's answer already arrived (see the circuit breaker in the module docstring)."""
+        the turn's answer already arrived (see the circuit breaker in the module docstring).
+        ``trigger`` names the occasion for ``on_compact`` (``"resume"``: a resumed history
+        over the threshold, before its next request)."""
         if self._recorded:
             # The report covered everything up to the latest Assistant turn; add what came
             # after it (tool results).
@@ -380,16 +384,16 @@ class ContextManager:
         if not self.should_compact():
             return False
         if self._breaker.open:
-            return self._drop_oldest(messages, "auto") > 0
+            return self._drop_oldest(messages, trigger) > 0
         try:
-            return await self.compact(provider, messages, trigger="auto")
+            return await self.compact(provider, messages, trigger=trigger)
         except ContextOverflowError:
             # the summary request itself no longer fits: drop the middle instead of failing a
             # turn that was answered
             return self._drop(messages, self.preserve_recent) > 0
         except Exception as exc:  # noqa: BLE001 - a failed summary is not the turn's failure
             self._failed(exc)
-            return self._breaker.open and self._drop_oldest(messages, "auto") > 0
+            return self._breaker.open and self._drop_oldest(messages, trigger) > 0
 
     def _failed(self, exc: Exception) -> None:
         """Count a failed summary; at :data:`MAX_FAILURES` in a row, open the breaker and say

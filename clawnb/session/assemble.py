@@ -67,6 +67,12 @@ __all__ = [
 
 OFFLINE_PREFIXES = ("scripted:", "replay:")
 APPROVED_PLAN = "Approved. Execute the plan."
+RESUME_GAP_SECONDS = 24 * 3600  # a resumed conversation this old is told files may have changed
+RESUME_GAP_NOTE = (
+    "This conversation was resumed after {gap} without activity (last message {when}). "
+    "Files, cells and the repository may have changed since: read again what you rely on "
+    "before you edit it."
+)
 
 
 def make_provider(model: str, config: Config, *, require_key: bool = False) -> AnyProvider:
@@ -142,6 +148,7 @@ class AgentSession:
     instruction_sources: list[Path] = field(default_factory=list, repr=False)
     _mcp_said: str | None = field(default=None, repr=False)
     _next_label: str | None = field(default=None, repr=False)  # see label_next()
+    _compact_resumed: bool = field(default=False, repr=False)  # see resume()
 
     # The loop's own parts, named here for the session's methods and front ends to read: one
     # place holds them, so a model switch or a nested loop cannot see a stale copy.
@@ -375,7 +382,20 @@ class AgentSession:
             return await self.run_plan(prompt, on_event, review)
         return await self._hooked_turn(prompt, lambda: self._send(prompt, on_event))
 
+    async def _fit_resumed(self) -> None:
+        """Before the first request of a resumed conversation: one over the compaction
+        threshold is compacted now (the usual compaction, ``trigger="resume"``), so the
+        request that goes out fits; a failed summary counts toward the circuit breaker and
+        never fails the turn."""
+        if not self._compact_resumed:
+            return
+        self._compact_resumed = False
+        self.context.context_tokens = estimate_tokens(self.history)
+        if self.context.should_compact():
+            await self.context.maybe_compact(self.provider, self.history, trigger="resume")
+
     async def _send(self, prompt: str, on_event: AgentEventCallback | None) -> str:
+        await self._fit_resumed()
         with self.checkpoints.turn(_label(prompt)):
             message = await self._prompt_message(prompt)
             self.history.append(message)
@@ -445,6 +465,7 @@ class AgentSession:
         from ..planning import DEFAULT_PLAN_PROMPT
 
         self._next_label = None  # the plan's own label says what was asked
+        await self._fit_resumed()
         self.history.append(
             self._user_message(f"{DEFAULT_PLAN_PROMPT}\n\nTask: {prompt}", label=f"/plan {prompt}")
         )
@@ -595,6 +616,13 @@ class AgentSession:
         refresh_system_prompt(log, self.system_prompt)
         self._switch(log)
         self.checkpoints.reopen(_checkpoints_dir(log), workspace=self.workspace)
+        self._compact_resumed = True  # over the threshold: compacted before the next request
+        idle = log.idle_seconds()
+        if idle is not None and idle > RESUME_GAP_SECONDS:
+            self.remind(
+                "resume_gap",
+                RESUME_GAP_NOTE.format(gap=_duration(idle), when=log.last_change[:16] + " UTC"),
+            )
         return len(log)
 
     def new_session(self, *, persist: bool | None = None) -> None:
@@ -849,6 +877,14 @@ def _wire_hooks(session: AgentSession) -> None:
         )
 
     session.context.on_compact = on_compact
+
+
+def _duration(seconds: float) -> str:
+    """``"3 days"``, ``"26 hours"``: a gap in words."""
+    hours = int(seconds // 3600)
+    if hours >= 48:
+        return f"{hours // 24} days"
+    return f"{hours} hours"
 
 
 def _label(prompt: str) -> str:

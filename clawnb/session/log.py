@@ -89,6 +89,9 @@ __all__ = [
 MAX_RECORD_BYTES = 32 << 20
 MAX_RECORD_DEPTH = 200
 
+# The replay's note of the last record that changed the messages (not a header field).
+LAST_CHANGE = "_last_change"
+
 # Where sessions used to live: inside the workspace, where a repository can ship them.
 WORKSPACE_SESSIONS = ".claw/sessions"
 
@@ -152,6 +155,7 @@ class SessionLog(list[Message]):
         self.id = session_id or self.path.stem
         self.meta = dict(meta or {})
         self.created = _now()
+        self.last_change = self.created
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
@@ -193,6 +197,7 @@ class SessionLog(list[Message]):
         log.id = header.get("id") or path.stem
         log.meta = dict(header.get("meta") or {})
         log.created = header.get("created") or header.get("ts") or ""
+        log.last_change = header.get(LAST_CHANGE) or log.created
         if good_bytes < total:
             with open(path, "r+b") as fh:
                 fh.truncate(good_bytes)
@@ -221,6 +226,18 @@ class SessionLog(list[Message]):
         _, messages, recovered, _, _ = _replay(Path(path))
         messages = messages + recovered
         return messages + _missing_results(messages)
+
+    def idle_seconds(self, now: datetime | None = None) -> float | None:
+        """How long ago the conversation last changed, as its file records it: the time of
+        the last message record when the session was resumed (``None`` when that time is
+        not readable). What a resume after a long break is told about."""
+        try:
+            then = datetime.fromisoformat(self.last_change)
+        except (TypeError, ValueError):
+            return None
+        if then.tzinfo is None:
+            then = then.replace(tzinfo=UTC)
+        return ((now or datetime.now(UTC)) - then).total_seconds()
 
     # ----------------------------------------------------------------- writing
 
@@ -612,9 +629,13 @@ def _apply(
         messages.append(first)
         messages.extend(done[c.id] for c in calls if c.id in done)
         turn.clear()
+        if isinstance(record.get("ts"), str):
+            header[LAST_CHANGE] = record["ts"]
         return
     # Any ordinary record: a turn written ahead was superseded (the live process went on).
     turn.clear()
+    if kind != "session" and isinstance(record.get("ts"), str):
+        header[LAST_CHANGE] = record["ts"]  # when the conversation last changed
     if kind == "session":
         for key in ("id", "created", "ts"):
             if key in record and not isinstance(record[key], str):
