@@ -14,6 +14,7 @@ invariant holds whatever the server's ``finish_reason`` said — also on cancell
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Self
 
@@ -45,6 +46,7 @@ if TYPE_CHECKING:  # context.py is loaded only by those who compact
     from .context import ContextManager
 
 __all__ = [
+    "INTERRUPTED_REPLY_NOTE",
     "AgentEvent",
     "Phase",
     "SimpleAgent",
@@ -52,6 +54,12 @@ __all__ = [
     "single_turn",
     "tool_summary",
 ]
+
+
+INTERRUPTED_REPLY_NOTE = "[interrupted: the turn was stopped while this reply was being written]"
+"""What ends the text of a reply that was cancelled mid-stream (Ctrl-C, a cell's interrupt, a
+task's ``cancel()``): the words already streamed stay in the history as the assistant's
+message, as a ``kill -9`` recovery keeps them (:data:`clawnb.session.log.INTERRUPTED_TEXT_NOTE`)."""
 
 
 async def single_turn(provider: Provider, tools: ToolSet, prompt: str) -> str:
@@ -199,9 +207,20 @@ class _Loop:
         """One model turn; streamed when this agent streams and the provider can (text deltas
         reach ``on_event`` as they arrive), else asked for whole."""
         if self.streams and isinstance(self.provider, StreamProvider):
-            return await self.provider.stream_chat(
-                messages, definitions, stream_forwarder(on_event)
-            )
+            shown: list[str] = []
+            try:
+                return await self.provider.stream_chat(
+                    messages, definitions, stream_forwarder(on_event, shown)
+                )
+            except asyncio.CancelledError:
+                # The person saw these words: they stay, as the assistant's (unfinished)
+                # reply, so the history says what was answered and the next message does
+                # not follow this one's question directly.
+                text = "".join(shown).rstrip()
+                if text:
+                    turn = AssistantTurn(text=f"{text}\n\n{INTERRUPTED_REPLY_NOTE}")
+                    messages.append(Assistant(turn))
+                raise
         return await complete(self.provider, messages, definitions)
 
     async def _ask_fitting(
@@ -290,15 +309,20 @@ class StreamingAgent(_Loop):
             raise
 
 
-def stream_forwarder(on_event: AgentEventCallback | None) -> StreamEventCallback | None:
+def stream_forwarder(
+    on_event: AgentEventCallback | None, shown: list[str] | None = None
+) -> StreamEventCallback | None:
     """A ``StreamEvent`` callback that passes text and reasoning on to ``on_event`` as
-    ``AgentEvent`` s (``None`` when nobody listens, so providers skip the calls)."""
-    if on_event is None:
+    ``AgentEvent`` s, and keeps each text delta in ``shown`` when given (``None`` when nobody
+    listens and nothing is kept, so providers skip the calls)."""
+    if on_event is None and shown is None:
         return None
 
     async def forward(event: AnyStreamEvent) -> None:
         match event:
             case StreamEvent.TextDelta(text=text):
+                if shown is not None:
+                    shown.append(text)
                 await emit(on_event, AgentEvent.TextDelta(text))
             case StreamEvent.ReasoningDelta(text=text):
                 await emit(on_event, AgentEvent.ReasoningDelta(text))

@@ -12,7 +12,7 @@ import pytest
 from provider_helpers import KEY
 from provider_variants import body, data, delta, finish, tc
 
-from clawnb.agent import StreamingAgent
+from clawnb.agent import INTERRUPTED_REPLY_NOTE, StreamingAgent
 from clawnb.course._http_fixture import (
     RESET,
     LoopbackServer,
@@ -35,9 +35,14 @@ from clawnb.errors import (
 from clawnb.events import AgentEvent, StreamEvent
 from clawnb.providers.openai import OpenAICompatProvider
 from clawnb.tools.read import ReadTool
-from clawnb.types import Message
+from clawnb.types import AssistantTurn, Message
 
 OK_BODY = body(data(delta("Hello")), data(delta(" world")), data(finish("stop")), "data: [DONE]")
+
+
+async def _until(condition) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)
 
 
 def ok() -> bytes:
@@ -382,7 +387,7 @@ async def test_chat_200_with_a_retryable_error_object_is_retried():
     assert turn.text == "ok" and server.connections == 2
 
 
-async def test_cancelled_agent_turn_leaves_the_history_untouched():
+async def test_cancelled_agent_turn_keeps_the_streamed_text_as_the_assistants_reply():
     steps = [
         chunked_head(),
         chunk(data(delta("thinking about it")) + "\n\n"),
@@ -403,4 +408,21 @@ async def test_cancelled_agent_turn_leaves_the_history_untouched():
         with pytest.raises(asyncio.CancelledError):
             await task
         await asyncio.wait_for(server.client_gone.wait(), 2)
+    # the words the person saw stay, marked as cut short (as a kill -9 recovery keeps them),
+    # so the next message is not a second user message in a row
+    assert messages == [
+        Message.User("hi"),
+        Message.Assistant(AssistantTurn(text=f"thinking about it\n\n{INTERRUPTED_REPLY_NOTE}")),
+    ]
+
+
+async def test_cancelled_agent_turn_before_any_text_keeps_nothing():
+    steps = [chunked_head(), chunk(data(delta("")) + "\n\n"), Pause(10), chunk(b"")]
+    async with LoopbackServer(steps) as server:
+        messages = [Message.User("hi")]
+        task = asyncio.create_task(StreamingAgent(provider(server)).chat(messages))
+        await asyncio.wait_for(_until(lambda: server.requests), 5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
     assert messages == [Message.User("hi")]
