@@ -250,6 +250,13 @@ class PermissionsConfig(_Strict):
     override_project_deny: list[Rule] = Field(default_factory=list)
 
 
+def _host_patterns(value: list[str]) -> list[str]:
+    """``[sandbox] allowed_hosts``: each a host name or ``*.`` and one, lower-cased."""
+    from .control.proxy import check_host_pattern
+
+    return [check_host_pattern(host) for host in value]
+
+
 class SandboxConfig(_Strict):
     """``[sandbox]``: the OS sandbox for bash calls and shell hooks (:mod:`clawnb.control.sandbox`).
 
@@ -258,7 +265,10 @@ class SandboxConfig(_Strict):
     network inside) or ``"on"``. ``auto_allow``: sandboxed bash calls run without asking
     (deny and ask rules still apply). ``max_processes``, ``max_memory_mb`` (private memory per
     process), ``max_file_size_mb`` (any file a command writes): limits on every sandboxed
-    command, ``0`` for none (the defaults are :mod:`clawnb.control.sandbox`'s)."""
+    command, ``0`` for none (the defaults are :mod:`clawnb.control.sandbox`'s).
+    ``allowed_hosts`` (``["pypi.org", "*.github.com"]``): with ``network = "off"``, the hosts
+    sandboxed commands reach through a filtering proxy (:mod:`clawnb.control.proxy`), and
+    that hooks' ``http`` action may POST to — read from the user config only."""
 
     mode: Literal["auto", "required", "off"] = "auto"
     network: Literal["off", "on"] = "off"
@@ -266,6 +276,9 @@ class SandboxConfig(_Strict):
     max_processes: int = Field(default=1024, ge=0)
     max_memory_mb: int = Field(default=8192, ge=0)
     max_file_size_mb: int = Field(default=4096, ge=0)
+    allowed_hosts: Annotated[list[str], AfterValidator(_host_patterns)] = Field(
+        default_factory=list
+    )
 
 
 class ModelPricing(_Strict):
@@ -579,6 +592,13 @@ def _merge_layer(base: Config, overlay: ConfigOverlay) -> Config:
         _announce(
             f"clawnb: [hooks] http_hosts in {origin} is ignored; only the user config lists "
             "the hosts hooks may POST to"
+        )
+    if origin.layer != "user" and _is_set(overlay, "sandbox.allowed_hosts"):
+        # the hosts sandboxed commands may reach: the person's own choice, as http_hosts
+        merged.sandbox.allowed_hosts = list(base.sandbox.allowed_hosts)
+        _announce(
+            f"clawnb: [sandbox] allowed_hosts in {origin} is ignored; only the user config "
+            "lists the hosts the sandbox may reach"
         )
     origins = {name: dict(table) for name, table in base._origins.items()}
     overridden = list(base._overridden)

@@ -646,7 +646,10 @@ class ConfiguredHook(ShellHook):
         host = (urlsplit(url).hostname or "").lower()
         allowed = self.engine.http_hosts if self.engine is not None else ()
         if not any(glob_match(pattern.lower(), host) for pattern in allowed):
-            reason = f"refused: {host} is not in the user config's [hooks] http_hosts"
+            reason = (
+                f"refused: {host} is not in the user config's [hooks] http_hosts "
+                "(or [sandbox] allowed_hosts)"
+            )
             return HookAction.Block(f"hook not run: {reason[9:]}"), reason
         import httpx
 
@@ -870,8 +873,10 @@ def hooks_from_config(
     if section is None:
         section = config
     origins: Mapping[str, Any] = getattr(config, "_origins", None) or {}
-    hosts = _field(section, "http_hosts", None) or ()
-    engine = HookEngine(http_hosts=[h for h in hosts if isinstance(h, str)])
+    hosts = list(_field(section, "http_hosts", None) or ())
+    # the hosts the user lets the sandbox reach may receive hooks' POSTs too (user config only)
+    hosts += _field(_field(config, "sandbox", None), "allowed_hosts", None) or ()
+    engine = HookEngine(http_hosts=[h for h in dict.fromkeys(hosts) if isinstance(h, str)])
     for key in HOOK_EVENTS:
         entries = _field(section, key, None) or []
         table = origins.get(f"hooks.{key}", {})

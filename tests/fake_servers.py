@@ -240,7 +240,7 @@ class FakeServer:
 
     def template_error(self, messages: list[dict[str, Any]]) -> tuple[int, Any] | None:
         if self.template == "mistral-nemo":
-            refused = _alternation_error(messages)
+            refused = _alternation_error(messages) or _tool_id_error(messages)
             if refused is not None:
                 return refused
         shape = ERRORS["message_shape"]
@@ -300,6 +300,23 @@ def _alternation_error(messages: list[dict[str, Any]]) -> tuple[int, Any] | None
             }
             return 400, body
     return None
+
+
+# The same template, on each assistant tool call and each tool result:
+#   {%- if not tool_call.id is defined or tool_call.id|length != 9 %}
+#       {{- raise_exception("Tool call IDs should be alphanumeric strings with length 9!") }}
+# (it checks the length; Mistral's own tokenizer checks the letters too, and so does this fake)
+TOOL_ID_MESSAGE = "Tool call IDs should be alphanumeric strings with length 9!"
+
+
+def _tool_id_error(messages: list[dict[str, Any]]) -> tuple[int, Any] | None:
+    ids = [str(c.get("id")) for m in messages for c in m.get("tool_calls") or ()]
+    ids += [str(m.get("tool_call_id")) for m in messages if m.get("role") == "tool"]
+    if all(re.fullmatch(r"[A-Za-z0-9]{9}", i) for i in ids):
+        return None
+    return 400, {
+        "error": {"code": 400, "message": TOOL_ID_MESSAGE, "type": "invalid_request_error"}
+    }
 
 
 def _error(recorded: dict[str, Any]) -> tuple[int, Any]:

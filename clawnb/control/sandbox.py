@@ -18,6 +18,11 @@ bubblewrap (``bwrap``) with
   :meth:`SandboxPolicy.secret_paths`), below it. A secret file created at the root by a
   command (``.env`` included) is removed after the call, and the result says so;
 * **no network** (``--unshare-net``: only a private loopback) unless ``network = "on"``;
+  with ``allowed_hosts = ["pypi.org", "*.github.com"]`` the namespace stays private and the
+  one way out is a filtering proxy on the host that lets only those hosts through
+  (:mod:`clawnb.control.proxy`: tinyproxy and socat, bridged in through a unix socket; the
+  proxy variables point at it). Without tinyproxy or socat it stays no network, and the
+  status says why;
 * its **own PID namespace** (``--unshare-pid``) and ``--die-with-parent``: when the command
   ends, or the agent dies, every process it started dies too — ``setsid`` and double forks
   included — and the agent's own process (``/proc/$PPID/environ``) is not visible;
@@ -83,6 +88,7 @@ from ..errors import SandboxUnavailable
 from ..instructions import DEFAULT_INSTRUCTION_FILES as _INSTRUCTION_FILES
 from .dirs import AddedDirectories
 from .executables import resolve, trusted_executable
+from .proxy import HostProxy, bridge_prefix, proxy_env, proxy_programs
 
 __all__ = [
     "CONTROL_DIRS",
@@ -353,6 +359,14 @@ class SandboxPolicy:
     # bound like the workspace, their control and secret files protected as its own. Shared
     # with the session's gate, so a folder added while it runs counts at the next command.
     directories: AddedDirectories = field(default_factory=AddedDirectories, compare=False)
+    # [sandbox] allowed_hosts (with network off): the only hosts reachable, through
+    # :attr:`proxy`, which starts at the first command and is shared by the copies
+    # (masked(), a subagent's) — stopped by :meth:`close`
+    allowed_hosts: tuple[str, ...] = ()
+    proxy: HostProxy | None = field(default=None, compare=False, repr=False)
+    socat: str = "socat"
+    # why the allowlist is not in force (tinyproxy or socat missing): shown by describe()
+    network_note: str = ""
 
     # -- description ----------------------------------------------------------------------
     @property
@@ -362,13 +376,39 @@ class SandboxPolicy:
     def describe(self) -> str:
         """``"sandboxed: workspace-write, no network"`` — for the status, banner and cards."""
         net = "network" if self.network else "no network"
+        if self.proxied:
+            net = f"network only to {', '.join(self.allowed_hosts)} (through a proxy)"
+        elif self.network_note:
+            net = f"no network ({self.network_note})"
         how = " (Seatbelt)" if self.kind == "seatbelt" else ""
         return f"sandboxed{how}: {self.access}, {net}"
 
     def read_only(self) -> SandboxPolicy:
         """The same policy with the workspace read-only too and the secret files masked (plan
         mode looks, never touches, and runs bash without asking)."""
-        return replace(self, writable=False, network=False, auto_allow=False, mask_secrets=True)
+        return replace(
+            self,
+            writable=False,
+            network=False,
+            auto_allow=False,
+            mask_secrets=True,
+            allowed_hosts=(),
+        )
+
+    @property
+    def proxied(self) -> bool:
+        """Whether commands reach :attr:`allowed_hosts` through the proxy (bubblewrap only)."""
+        return (
+            bool(self.allowed_hosts)
+            and not self.network
+            and self.proxy is not None
+            and self.kind == "bwrap"
+        )
+
+    def close(self) -> None:
+        """Stop the allowlist's proxy, if it was started (the session ends)."""
+        if self.proxy is not None:
+            self.proxy.stop()
 
     def masked(self) -> SandboxPolicy:
         """The same policy with the secret files reading as empty (a call nobody approved)."""
@@ -589,10 +629,20 @@ class SandboxPolicy:
             p = os.path.realpath(sock)
             if not invisible(p) and not os.path.isdir(p):
                 args += ["--ro-bind", _empty.path(), p]
+        bridge: list[str] = []
+        if self.proxied and self.proxy is not None:
+            # the allowlist: the host proxy's socket, and a bridge to it on the private
+            # loopback that the proxy variables name (ProxyUnavailable, an OSError, if the
+            # proxy cannot start: the command does not run)
+            from .proxy import SOCKET_IN_SANDBOX
+
+            args += ["--ro-bind", self.proxy.start(), SOCKET_IN_SANDBOX, *proxy_env()]
+            bridge = bridge_prefix(self.socat)
         args += ["--chdir", os.fspath(cwd) if cwd is not None else ws]
         # the home folder is read-only: tools that cache there (pip, uv, pre-commit …) follow
         # XDG_CACHE_HOME into the private /tmp instead of failing
         args += ["--setenv", "TMPDIR", "/tmp", "--setenv", "XDG_CACHE_HOME", "/tmp/.cache", "--"]
+        args += bridge
         args += self._nproc_prefix()
         args += list(argv)
         return args
@@ -718,12 +768,16 @@ def policy_for(
     max_memory_mb: int = DEFAULT_MAX_MEMORY_MB,
     max_file_size_mb: int = DEFAULT_MAX_FILE_SIZE_MB,
     directories: AddedDirectories | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> SandboxStatus:
     """Resolve ``[sandbox]`` settings against this machine: a :class:`SandboxStatus` with the
     policy to use (``None`` when processes run unsandboxed or are refused). The sandbox
     program is looked up outside ``workspace`` only (:mod:`clawnb.control.executables`).
-    ``directories``: the added folders outside the workspace, bound like it."""
+    ``directories``: the added folders outside the workspace, bound like it.
+    ``allowed_hosts``: with the network off, the hosts reachable through the proxy
+    (:mod:`clawnb.control.proxy`; not started until the first command)."""
     directories = directories if directories is not None else AddedDirectories()
+    hosts = tuple(dict.fromkeys(allowed_hosts))
     if mode not in MODES:
         raise ValueError(f"[sandbox] mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "off":
@@ -755,6 +809,17 @@ def policy_for(
     problem = _bwrap_works(found.path)
     if problem is not None:
         return SandboxStatus(mode, None, f"bubblewrap does not work here: {problem}")
+    proxy: HostProxy | None = None
+    socat = "socat"
+    note = ""
+    if hosts and not net:
+        tinyproxy, socat_path = proxy_programs()
+        missing = [n for n, p in (("tinyproxy", tinyproxy), ("socat", socat_path)) if p is None]
+        if missing:
+            note = f"allowed_hosts needs {' and '.join(missing)}: apt-get install tinyproxy socat"
+        else:
+            proxy = HostProxy(hosts, tinyproxy=tinyproxy, socat=socat_path)
+            socat = socat_path or socat
     policy = SandboxPolicy(
         Path(workspace).absolute(),
         network=net,
@@ -765,6 +830,10 @@ def policy_for(
         max_memory_mb=max_memory_mb,
         max_file_size_mb=max_file_size_mb,
         directories=directories,
+        allowed_hosts=hosts if not net else (),
+        proxy=proxy,
+        socat=socat,
+        network_note=note,
     )
     return SandboxStatus(mode, policy)
 
@@ -793,6 +862,7 @@ def status_from_config(config: Any, workspace: str | os.PathLike[str]) -> Sandbo
         max_memory_mb=getattr(section, "max_memory_mb", DEFAULT_MAX_MEMORY_MB),
         max_file_size_mb=getattr(section, "max_file_size_mb", DEFAULT_MAX_FILE_SIZE_MB),
         directories=directories,
+        allowed_hosts=getattr(section, "allowed_hosts", ()) or (),
     )
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
+import hashlib
 import json
 import logging
 import random
@@ -104,6 +105,7 @@ __all__ = [
     "is_context_overflow",
     "no_key_message",
     "parse_completion",
+    "shorten_tool_ids",
     "unreachable_message",
     "wire_messages",
 ]
@@ -245,6 +247,66 @@ def _wire_call(call: ToolCall) -> dict[str, Any]:
         "type": "function",
         "function": {"name": call.name, "arguments": arguments},
     }
+
+
+# Mistral's chat templates (Mistral-Nemo-Instruct-2407's, served by llama-server) raise
+# "Tool call IDs should be alphanumeric strings with length 9!" for any other id, in an
+# assistant message's tool_calls and in a tool message's tool_call_id alike.
+TOOL_ID_LENGTH = 9
+_SHORT_ID = re.compile(rf"[A-Za-z0-9]{{{TOOL_ID_LENGTH}}}")
+_ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_TOOL_IDS_REFUSED = re.compile(r"tool call ids? (should|must) be alphanumeric", re.IGNORECASE)
+_NINE_CHAR_MODELS = re.compile(
+    r"mistral|mixtral|ministral|devstral|codestral|magistral|pixtral", re.IGNORECASE
+)
+
+
+def needs_short_tool_ids(model: str) -> bool:
+    """Whether ``model``'s name is one of Mistral's families, whose templates accept only
+    9-character alphanumeric tool-call ids."""
+    return bool(_NINE_CHAR_MODELS.search(model))
+
+
+def _nine(text: str) -> str:
+    number = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big")
+    out = []
+    for _ in range(TOOL_ID_LENGTH):
+        number, digit = divmod(number, len(_ID_ALPHABET))
+        out.append(_ID_ALPHABET[digit])
+    return "".join(out)
+
+
+def shorten_tool_ids(wire: list[dict[str, Any]]) -> dict[str, str]:
+    """Rewrite, in place, every tool-call id of wire messages (``tool_calls[].id`` and
+    ``tool_call_id``) as 9 alphanumerics, the only ids Mistral's templates accept; returns the
+    map (wire id → stored id).
+
+    An id that already is 9 alphanumerics stays; any other becomes the first 9 base-62 digits
+    of its SHA-256 — the same in every request, so the history keeps its own ids and a call
+    and its result always carry the same wire id. Two ids never share one in a request (a
+    clash takes the next hash)."""
+    ids: list[str] = []
+    for entry in wire:
+        ids.extend(str(c.get("id", "")) for c in entry.get("tool_calls") or ())
+        if entry.get("role") == "tool":
+            ids.append(str(entry.get("tool_call_id", "")))
+    taken = {i for i in ids if _SHORT_ID.fullmatch(i)}
+    mapping = {i: i for i in taken}
+    for original in ids:
+        if original in mapping:
+            continue
+        salt, candidate = 0, _nine(original)
+        while candidate in taken:
+            salt += 1
+            candidate = _nine(f"{original}\0{salt}")
+        taken.add(candidate)
+        mapping[original] = candidate
+    for entry in wire:
+        for call in entry.get("tool_calls") or ():
+            call["id"] = mapping[str(call.get("id", ""))]
+        if entry.get("role") == "tool":
+            entry["tool_call_id"] = mapping[str(entry.get("tool_call_id", ""))]
+    return {short: original for original, short in mapping.items()}
 
 
 def convert_tools(tools: list[ToolDefinition]) -> list[dict[str, Any]]:
@@ -554,7 +616,10 @@ class OpenAICompatProvider:
     docstring; ``None``: no cap). ``context_window`` is the server's window in tokens, for a
     server that does not say (llama-cpp-python's ``--n_ctx``): an empty stream from a request
     estimated past it is a :class:`~clawnb.errors.ContextOverflowError`. A window the server
-    names (``/models``, an overflow error) is kept the same way.
+    names (``/models``, an overflow error) is kept the same way. ``short_tool_ids`` sends
+    tool-call ids as 9 alphanumerics (:func:`shorten_tool_ids`), as Mistral's templates
+    demand; ``None`` (the default) turns it on for a Mistral model by name, or when a server
+    refuses other ids (the request is then sent again at once); ``False`` never.
     """
 
     default_base_url: str = OPENAI_BASE_URL
@@ -588,6 +653,7 @@ class OpenAICompatProvider:
         max_reply_bytes: int | None = DEFAULT_MAX_REPLY_BYTES,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         context_window: int | None = None,
+        short_tool_ids: bool | None = None,
     ) -> None:
         model = model if model is not None else self.default_model
         if not model:
@@ -636,6 +702,12 @@ class OpenAICompatProvider:
         self._probe_pending = server == "auto" and is_local_url(self.api_base)
         self.max_reply_bytes = max_reply_bytes
         self.max_line_bytes = max_line_bytes
+        # 9-character tool-call ids on the wire (Mistral's templates refuse others): for a
+        # Mistral model by name, or from the first refusal that says so
+        self.short_tool_ids = (
+            needs_short_tool_ids(model) if short_tool_ids is None else short_tool_ids
+        )
+        self._short_ids_chosen = short_tool_ids is not None  # the caller's say is final
 
     @property
     def max_body_bytes(self) -> int | None:
@@ -694,6 +766,8 @@ class OpenAICompatProvider:
             "model": self.model,
             "messages": wire_messages(messages, cache=self.cache_prompt),
         }
+        if self.short_tool_ids:
+            shorten_tool_ids(body["messages"])
         if tools:
             body["tools"] = convert_tools(tools)
             choice = self.tool_choice_for(messages)
@@ -840,7 +914,17 @@ class OpenAICompatProvider:
         server finds too large for its context (vLLM: "'max_tokens' … is too large") goes
         too; a cap the user chose stays, and the error is reported.
         """
-        if error.status not in (400, 422):
+        if error.status not in (400, 422, 500):
+            return False
+        refused_ids = _TOOL_IDS_REFUSED.search(error.message)
+        if refused_ids and not (self.short_tool_ids or self._short_ids_chosen):
+            # a Mistral template behind a model name that did not say so (llama-server's
+            # --chat-template-file): 9-character ids from now on, this request included
+            self.short_tool_ids = True
+            shorten_tool_ids(body.get("messages") or [])
+            log.warning("%s accepts only 9-character tool-call ids; sending those", self.api_base)
+            return True
+        if error.status == 500:
             return False
         if "stream_options" in body and "stream_options" in error.message:
             del body["stream_options"]

@@ -667,6 +667,9 @@ class AgentSession:
             hooks.fire_now("session_end")
         if self.mcp is not None and self.parent is None:
             self.mcp.close()
+        policy = self.sandbox.policy if self.sandbox is not None else None
+        if policy is not None and self.parent is None:
+            policy.close()  # the allowlist's proxy, if a command started it
 
 
 def _start_mcp(

@@ -11,6 +11,7 @@ import logging
 import httpx
 import pytest
 
+from clawnb.agent import INTERRUPTED_REPLY_NOTE
 from clawnb.errors import ContextOverflowError, ProviderError, ServerError
 from clawnb.events import AgentEvent, StreamEvent
 from clawnb.notebook.transcript import Transcript
@@ -108,6 +109,11 @@ SHAPES = {
         Message.User(f"q{n}"),
         Message.Assistant(AssistantTurn(f"a{n} [interrupted]")),
     ],
+    # Ctrl-C, a cell's interrupt or a task's cancel mid-stream: the words shown are kept
+    "stopped mid-reply": lambda n: [
+        Message.User(f"q{n}"),
+        Message.Assistant(AssistantTurn(f"a{n}\n\n{INTERRUPTED_REPLY_NOTE}")),
+    ],
     "empty answer": lambda n: [Message.User(f"q{n}"), Message.Assistant(AssistantTurn(None))],
     # the oldest turns dropped: what is kept may start with the assistant's turn
     "kept tail": lambda n: [Message.Assistant(AssistantTurn(f"a{n}"))],
@@ -137,7 +143,10 @@ async def test_every_history_shape_is_accepted_by_a_strict_alternation_template(
     histories = list(_histories())
     assert len(histories) > 250
     with FakeServer("llama.cpp", template="mistral-nemo") as server:
-        provider = OpenAICompatProvider("m", base_url=server.url, max_retries=0)
+        # the template also wants 9-character tool-call ids (tests/providers/test_tool_call_ids.py)
+        provider = OpenAICompatProvider(
+            "m", base_url=server.url, max_retries=0, short_tool_ids=True
+        )
         for history, names in histories:
             before = list(history)
             turn = await provider.stream_chat(history, [READ])
@@ -148,7 +157,9 @@ async def test_every_history_shape_is_accepted_by_a_strict_alternation_template(
             shown = " ".join(str(m.get("content")) for m in wire)
             assert all(text in shown for text in _texts(history)), names  # nothing is lost
             sent_ids = {m["tool_call_id"] for m in wire if m["role"] == "tool"}
-            assert sent_ids == {m.id for m in history if isinstance(m, Message.ToolResult)}
+            called = {c["id"] for m in wire for c in m.get("tool_calls") or ()}
+            results = {m.id for m in history if isinstance(m, Message.ToolResult)}
+            assert sent_ids == called and len(sent_ids) == len(results), names
 
 
 def test_the_strict_fake_refuses_what_the_book_conversion_sends():
