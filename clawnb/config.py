@@ -1054,10 +1054,12 @@ class ConfigLoader:
                     notice = untrusted_notice(project_file, ignored)
                     _announce(notice)
             config = config.merge(overlay.as_layer("project", str(project_file)))
+        config = _merge_saved(config, "project", project_file.parent.parent, config_home)
         user_file = user_config_path(config_home, env)
         user = ConfigLoader.load_overlay(user_file)
         if user is not None:
             config = config.merge(user.as_layer("user", str(user_file)))
+        config = _merge_saved(config, "user", project_file.parent.parent, config_home)
         config = config.merge(ConfigLoader.env_overlay(env).as_layer("env"))
         config._trust_notice = notice
         return config
@@ -1088,6 +1090,29 @@ _USER_ONLY = {
     "only add to it with blocked_commands)",
     "permissions.override_project_deny": "take back a project's deny rule",
 }
+
+
+def _merge_saved(
+    config: Config, where: str, project: Path, config_home: str | os.PathLike[str] | None
+) -> Config:
+    """``config`` with the allow rules a person saved from an approval question ``where``
+    (``project``: ``.claw/rules.local.toml``; ``user``: ``rules.toml`` in the user config
+    directory) as a layer named ``saved`` (:mod:`clawnb.control.saved_rules`)."""
+    from .control.saved_rules import SavedRulesError, read_saved
+
+    try:
+        path, rules, notice = read_saved(where, project, config_home=config_home)
+    except SavedRulesError as exc:
+        raise ConfigError(str(exc)) from None
+    if notice:
+        _announce(notice)
+    if not rules:
+        return config
+    try:
+        overlay = ConfigOverlay.model_validate({"permissions": {"allow": rules}})
+    except ValidationError:
+        raise ConfigError(f"{path}: key 'permissions.allow': not a valid rule") from None
+    return config.merge(overlay.as_layer("saved", str(path)))
 
 
 def _project_overlay(project_file: Path) -> ConfigOverlay | None:

@@ -231,10 +231,20 @@ class Approval:
     decision: ApprovalDecision
     reason: str = ""
     policy: str = ""
+    # a scoped "always": one of the request's ``details["always"]`` rules, and where it is
+    # kept — "session", or saved as a rule for the "project" or the "user"
+    scope: str = ""
+    save: str = "session"
 
     @classmethod
     def allow_once(cls) -> Approval:
         return cls(ApprovalDecision.ALLOW_ONCE)
+
+    @classmethod
+    def allow_always(cls, scope: str, save: str = "session") -> Approval:
+        """Allow this call and those ``scope`` (a rule the request offered) matches: for the
+        session, or saved (``save="project"`` or ``"user"``)."""
+        return cls(ApprovalDecision.ALLOW_SESSION, scope=scope, save=save)
 
     @classmethod
     def allow_by_policy(cls, policy: str) -> Approval:

@@ -55,6 +55,7 @@ from .permissions import (
     PermissionEngine,
     PermissionMode,
     PermissionRule,
+    always_offers,
 )
 from .safety import (
     DEFAULT_PROTECTED_PATTERNS,
@@ -105,6 +106,9 @@ class GatePipeline(Gate):
         # sandbox policy read the same object)
         self.directories = directories if directories is not None else AddedDirectories()
         self._approval_lock = asyncio.Lock()
+        # scoped "always" answers saved as rules: (rule, file), and why a save failed
+        self.saved: list[tuple[str, Path]] = []
+        self.save_errors: list[str] = []
 
     @classmethod
     def from_config(
@@ -319,6 +323,9 @@ class GatePipeline(Gate):
             if decision.explicit:
                 # a control file: front ends offer no "always" and no policy may answer
                 details["explicit_only"] = True
+            offers = self.always_offers(call, tool, decision, outside)
+            if offers:
+                details["always"] = offers
             if outside:
                 details["outside"] = list(outside)  # resolved, as the reason shows them
             if isinstance(tool, Previewing):
@@ -351,6 +358,7 @@ class GatePipeline(Gate):
             answer,
             call,
             once=decision.explicit,
+            offered=details.get("always") or [],
             what="a read outside the workspace"
             if outside
             else "opening a secret file"
@@ -383,8 +391,47 @@ class GatePipeline(Gate):
         tell(call, reason, change)
         return call
 
+    def always_offers(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        decision: PermissionDecision | None = None,
+        outside: list[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """The scoped "always" answers a question about ``call`` offers (``details["always"]``
+        of its :class:`ApprovalRequest`; :func:`clawnb.permissions.always_offers` says which):
+        none for a call only a person's answer to that very call may allow — a control file,
+        a secret file (``decision.explicit``), a read outside the workspace — nor for a tool
+        that always asks. Every front end shows what this returns, so they all agree."""
+        if decision is None:
+            decision = self._decide(call, tool, outside or [])
+        if decision.explicit or outside or traits_of(tool).always_asks:
+            return []
+        return always_offers(call.name, call.arguments, self.workspace)
+
+    def _remember(self, call: ToolCall, answer: Approval, offered: list[dict[str, Any]]) -> None:
+        """A scoped "always": the session allows the rule from now on, and a saved one is
+        written to the rules file (:mod:`clawnb.control.saved_rules`) — a control-file change
+        this answer approves, and the only one it does."""
+        from .control.saved_rules import SAVE_PLACES, save_rule
+
+        assert self.permissions is not None
+        if answer.save not in SAVE_PLACES:
+            places = ", ".join(SAVE_PLACES)
+            raise ValueError(f"an 'always' is kept for {places}, not {answer.save!r}")
+        self.permissions.record_session_allow(answer.scope)
+        offer = next(o for o in offered if o.get("rule") == answer.scope)
+        if answer.save != "session" and offer.get("saveable"):
+            self.saved.append((answer.scope, save_rule(answer.scope, answer.save, self.workspace)))
+
     def _apply(
-        self, answer: Any, call: ToolCall, *, once: bool = False, what: str | None = None
+        self,
+        answer: Any,
+        call: ToolCall,
+        *,
+        once: bool = False,
+        what: str | None = None,
+        offered: list[dict[str, Any]] | None = None,
     ) -> ToolCall | Refusal:
         if isinstance(answer, bool):  # a plain yes/no from a simple callback
             answer = Approval.allow_once() if answer else Approval.deny()
@@ -404,6 +451,21 @@ class GatePipeline(Gate):
             )
         if answer.decision is ApprovalDecision.ALLOW_SESSION and once:
             return call  # "always" on a control-file call allows this call, nothing more
+        if answer.decision is ApprovalDecision.ALLOW_SESSION and answer.scope:
+            if answer.policy or not any(o.get("rule") == answer.scope for o in offered or []):
+                # only what the question offered, chosen by a person: a front end cannot
+                # widen an answer into a rule of its own
+                return Refusal(
+                    f"error: not approved: 'always {answer.scope}' was not offered for this "
+                    "call; the call was not run",
+                    "denied",
+                )
+            try:
+                self._remember(call, answer, offered or [])
+            except (OSError, ValueError) as exc:
+                # allowed for the session all the same; the rule could not be saved
+                self.save_errors.append(f"{answer.scope}: {exc}")
+            return call
         if answer.decision is ApprovalDecision.ALLOW_SESSION:
             assert self.permissions is not None
             self.permissions.record_session_allow(call.name)

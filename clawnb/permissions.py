@@ -45,17 +45,42 @@ from .types import JSON, Tool, traits_of
 __all__ = [
     "CONTROL_FILE_REASON",
     "EDIT_TOOLS",
+    "EXACT_PREFIX",
     "Permission",
     "PermissionDecision",
     "PermissionEngine",
     "PermissionMode",
     "PermissionRule",
+    "always_offers",
     "call_subject",
     "touches_control_file",
 ]
 
 # Tools that change files but nothing else; ``accept_edits`` lets them run without asking.
 EDIT_TOOLS: frozenset[str] = frozenset({"write", "edit", "multi_edit", "notebook_edit"})
+
+# A session answer for one exact call: ``exact:bash(git status && git diff)``.
+EXACT_PREFIX = "exact:"
+
+# Tools whose second word names what they do (``git status``, ``npm test``): an "always"
+# for them covers that subcommand. Any other command gets its first word.
+TWO_WORD_TOOLS: frozenset[str] = frozenset(
+    {
+        "git", "npm", "npx", "pnpm", "yarn", "pip", "pip3", "uv", "poetry", "pipenv", "conda",
+        "cargo", "go", "docker", "podman", "kubectl", "helm", "gh", "make", "dotnet", "mvn",
+        "gradle", "brew", "apt", "apt-get", "terraform", "rustup", "bundle", "gem", "jupyter",
+    }
+)  # fmt: skip
+# Commands that run whatever follows them: a prefix of one is every command, so only "this
+# exact command" is offered for them.
+RUNS_ANYTHING: frozenset[str] = frozenset(
+    {
+        "sh", "bash", "zsh", "dash", "fish", "ksh", "python", "python3", "node", "deno", "bun",
+        "perl", "ruby", "php", "lua", "env", "sudo", "doas", "su", "xargs", "eval", "exec",
+        "source", ".", "command", "builtin", "timeout", "nohup", "nice", "time", "watch",
+        "ssh", "find", "awk", "sed", "parallel", "script", "busybox", "uvx", "pipx", "npx",
+    }
+)  # fmt: skip
 
 # Argument keys that name what a call acts on, in priority order.
 _SUBJECT_KEYS = ("command", "path", "file_path", "notebook_path", "url", "pattern")
@@ -209,6 +234,9 @@ class PermissionEngine:
         self.workspace = os.fspath(workspace) if workspace is not None else None
         self.edit_tools = frozenset(edit_tools)
         self._session_allows: set[str] = set()
+        # scoped "always" answers: rules (``bash(git status*)``) and exact calls
+        self._session_rules: list[PermissionRule] = []
+        self._session_exact: set[tuple[str, str]] = set()
 
     # -- constructors (the book's) -----------------------------------------------------------
     @classmethod
@@ -245,8 +273,31 @@ class PermissionEngine:
         return self.decide(tool, args).permission
 
     def record_session_allow(self, tool: str) -> None:
-        """The user allowed ``tool`` for the rest of this session."""
+        """The user allowed ``tool`` for the rest of this session: a tool name (every call),
+        an allow rule (``bash(git status*)``, ``mcp__github__*``: the calls it matches) or
+        ``exact:NAME(SUBJECT)`` (that one command or path, as written)."""
+        if tool.startswith(EXACT_PREFIX):
+            match = PermissionRule._ARG_RULE.match(tool[len(EXACT_PREFIX) :])
+            if match:
+                self._session_exact.add((match.group(1), match.group(2)))
+            return
+        if "(" in tool or any(c in tool for c in "*?["):
+            rule = PermissionRule(tool, Permission.Allow)
+            if rule not in self._session_rules:
+                self._session_rules.append(rule)
+            return
         self._session_allows.add(tool)
+
+    def forget(self, pattern: str) -> bool:
+        """Stop allowing ``pattern`` (a session answer or an allow rule, by its exact text);
+        whether anything was removed. Deny and ask rules are never removed here."""
+        before = (len(self._session_allows), len(self._session_rules), len(self.rules))
+        self._session_allows.discard(pattern)
+        self._session_rules = [r for r in self._session_rules if r.pattern != pattern]
+        self.rules = [
+            r for r in self.rules if not (r.permission is Permission.Allow and r.pattern == pattern)
+        ]
+        return before != (len(self._session_allows), len(self._session_rules), len(self.rules))
 
     def is_allowed(self, tool: str | Tool, args: JSON = None) -> bool:
         return self.evaluate(tool, args) is Permission.Allow
@@ -257,10 +308,32 @@ class PermissionEngine:
     # -- extensions ----------------------------------------------------------------------------
     @property
     def session_allows(self) -> frozenset[str]:
-        return frozenset(self._session_allows)
+        """What the person allowed for this session: tool names, rules and exact calls, in
+        the form :meth:`record_session_allow` takes."""
+        return frozenset(
+            {
+                *self._session_allows,
+                *(r.pattern for r in self._session_rules),
+                *(f"{EXACT_PREFIX}{n}({s})" for n, s in self._session_exact),
+            }
+        )
 
     def clear_session(self) -> None:
         self._session_allows.clear()
+        self._session_rules.clear()
+        self._session_exact.clear()
+
+    def _session_allowed(self, name: str, args: JSON) -> str | None:
+        """Why a session answer allows this call, or ``None``."""
+        if name in self._session_allows:
+            return f"`{name}` was allowed for this session"
+        key, subject = _subject(name, args)
+        if subject is not None and (name, subject) in self._session_exact:
+            return f"this exact `{name}` call was allowed for this session"
+        for rule in self._session_rules:
+            if rule.matches(name, args, workspace=self.workspace):
+                return f"`{rule.pattern}` was allowed for this session"
+        return None
 
     def set_mode(self, mode: PermissionMode | str | None) -> None:
         self.mode = PermissionMode.parse(mode) if mode is not None else None
@@ -284,8 +357,9 @@ class PermissionEngine:
         return None
 
     def _decide_book(self, name: str, args: JSON) -> PermissionDecision:
-        if name in self._session_allows:
-            return PermissionDecision(Permission.Allow, f"`{name}` was allowed for this session")
+        allowed = self._session_allowed(name, args)
+        if allowed is not None:
+            return PermissionDecision(Permission.Allow, allowed)
         rule = self._first_rule(name, args)
         if rule is not None:
             return PermissionDecision(rule.permission, _rule_reason(rule), rule)
@@ -323,8 +397,9 @@ class PermissionEngine:
             )
         if mode is PermissionMode.BYPASS:
             return PermissionDecision(Permission.Allow, "bypass mode allows every tool")
-        if name in self._session_allows:
-            return PermissionDecision(Permission.Allow, f"`{name}` was allowed for this session")
+        allowed = self._session_allowed(name, args)
+        if allowed is not None:
+            return PermissionDecision(Permission.Allow, allowed)
         matched = self._first_rule(name, args, skip_deny=True)
         if matched is not None:
             return PermissionDecision(matched.permission, _rule_reason(matched), matched)
@@ -383,6 +458,78 @@ def _names_secret_file(args: JSON, workspace: str | None) -> bool:
         if os.path.islink(joined) and is_secret_file(os.path.realpath(joined)):
             return True
     return False
+
+
+def always_offers(name: str, args: JSON, workspace: str | None = None) -> list[dict[str, object]]:
+    """The scoped "always" answers a question about this call may offer, narrowest first:
+    ``{"rule": PATTERN, "label": TEXT, "saveable": bool}``. ``rule`` is what
+    :meth:`PermissionEngine.record_session_allow` takes (and, when ``saveable``, what is
+    saved as an allow rule).
+
+    * bash: the command's prefix — two words for :data:`TWO_WORD_TOOLS` (``git status -s`` →
+      ``bash(git status*)``), one otherwise (``pytest -q`` → ``bash(pytest*)``); a line with
+      more than one command, a substitution, a redirection into a file, a glob character in
+      its prefix or a command in :data:`RUNS_ANYTHING` gets "this exact command", for this
+      session only;
+    * write/edit/multi_edit/notebook_edit: the top folder under the workspace
+      (``src/a/b.py`` → ``edit(src/**)``), or the file itself at the top;
+    * MCP tools (``mcp__server__tool``): the tool, or every tool of that server;
+    * any other tool: the tool.
+
+    Whether a question offers them at all is the gate's decision (never for control files,
+    secret files, reads outside the workspace or tools that always ask)."""
+    if name == "bash":
+        command = args.get("command") if isinstance(args, dict) else None
+        if not isinstance(command, str) or not command.strip():
+            return []
+        return [_bash_offer(command)]
+    if name in EDIT_TOOLS:
+        key, path = _subject(name, args)
+        if path is None or key not in _PATH_KEYS:
+            return []
+        forms = _path_forms(path, workspace)
+        top = forms[0]
+        if os.path.isabs(top) or top in (".", "..") or top.startswith("../"):
+            return []
+        parts = top.split("/")
+        pattern = f"{parts[0]}/**" if len(parts) > 1 else parts[0]
+        if any(c in pattern.removesuffix("/**") for c in "*?[]()"):
+            return []
+        return [{"rule": f"{name}({pattern})", "label": f"{name} {pattern}", "saveable": True}]
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        server = name.split("__")[1]
+        return [
+            {"rule": name, "label": name, "saveable": True},
+            {"rule": f"mcp__{server}__*", "label": f"every {server} tool", "saveable": True},
+        ]
+    return [{"rule": name, "label": f"every {name} call", "saveable": True}]
+
+
+def _bash_offer(command: str) -> dict[str, object]:
+    line = " ".join(command.split())
+    exact = {
+        "rule": f"{EXACT_PREFIX}bash({command})",
+        "label": "this exact command",
+        "saveable": False,
+    }
+    commands, substitutes = split_shell_commands(command)
+    if substitutes or len(commands) != 1 or writes_to_file(command) or "\n" in command.strip():
+        return exact
+    try:
+        import shlex
+
+        words = shlex.split(line)
+    except ValueError:
+        return exact
+    if not words or words[0] in RUNS_ANYTHING or "=" in words[0] or "/" in words[0]:
+        return exact  # a prefix of a command that runs anything is every command
+    prefix = words[:1]
+    if words[0] in TWO_WORD_TOOLS and len(words) > 1 and not words[1].startswith("-"):
+        prefix = words[:2]
+    text = " ".join(prefix)
+    if any(c in text for c in "*?[]()'\"$`\\") or not line.startswith(text):
+        return exact
+    return {"rule": f"bash({text}*)", "label": f"{text}*", "saveable": True}
 
 
 def _rule_reason(rule: PermissionRule) -> str:
