@@ -377,6 +377,9 @@ class Config(_Strict):
     sessions_dir: str | None = None
     generation: ModelSettings = Field(default_factory=ModelSettings)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    # auto memory (clawnb.memory, docs/memory.md): "auto" is on for a real model in a trusted
+    # workspace, off for scripted/replayed models and untrusted folders
+    memory: Literal["auto", "on", "off"] = "auto"
 
     _model_table = model_validator(mode="before")(_model_table)
 
@@ -488,6 +491,7 @@ class ConfigOverlay(_Strict):
     sessions_dir: str | None = None
     generation: ModelSettings | None = None
     limits: LimitsConfig | None = None
+    memory: Literal["auto", "on", "off"] | None = None
 
     _model_table = model_validator(mode="before")(_model_table)
 

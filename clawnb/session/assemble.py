@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from ..control.sandbox import SandboxStatus
     from ..hooks import HookEngine
     from ..mcp.manager import McpManager
+    from ..memory.extract import MemoryKeeper
     from ..planning import PlanAgent, PlanReview
     from ..skills.runtime import SessionSkills
     from ..tools.ask import InputHandler
@@ -149,6 +150,10 @@ class AgentSession:
     _mcp_said: str | None = field(default=None, repr=False)
     _next_label: str | None = field(default=None, repr=False)  # see label_next()
     _compact_resumed: bool = field(default=False, repr=False)  # see resume()
+    # auto memory (clawnb.memory): None when off; memory_source names where a turn came
+    # from (the notebook sets "cell N") for the memories learnt from it
+    memory: MemoryKeeper | None = field(default=None, repr=False)
+    memory_source: str = ""
 
     # The loop's own parts, named here for the session's methods and front ends to read: one
     # place holds them, so a model switch or a nested loop cannot see a stale copy.
@@ -213,6 +218,8 @@ class AgentSession:
         self.agent.provider = provider
         if self._plan_agent is not None:
             self._plan_agent.provider = provider
+        if self.memory is not None:
+            self.memory.provider = provider  # memory is reviewed by the session's model
         from ..tools.subagent import SubagentTool
 
         for tool in self.tools:
@@ -380,7 +387,27 @@ class AgentSession:
         (without one the plan is returned and nothing is executed)."""
         if self.mode == PermissionMode.PLAN.value:
             return await self.run_plan(prompt, on_event, review)
-        return await self._hooked_turn(prompt, lambda: self._send(prompt, on_event))
+        mark = len(self.history)
+        answer = await self._hooked_turn(prompt, lambda: self._send(prompt, on_event))
+        self._remember(mark)
+        return answer
+
+    def _remember(self, mark: int) -> None:
+        """Hand the turn that just ended (from ``mark`` on; the latest messages when a
+        compaction shortened the history) to auto memory, which reviews it in the
+        background: this returns at once, the next prompt never waits for it."""
+        if self.memory is None or self.parent is not None:
+            return
+        history = list(self.history)
+        recent = self.context.preserve_recent or 6
+        turn = history[mark:] if len(history) > mark else history[-recent:]
+        self.memory.after_turn(turn, self.memory_source)
+
+    async def memory_settled(self) -> None:
+        """Wait until the memory reviews still running have finished (the API, before its
+        event loop ends; tests)."""
+        if self.memory is not None:
+            await self.memory.settled()
 
     async def _fit_resumed(self) -> None:
         """Before the first request of a resumed conversation: one over the compaction
@@ -882,6 +909,25 @@ def _wire_hooks(session: AgentSession) -> None:
     session.context.on_compact = on_compact
 
 
+def _memory_keeper(
+    config: Config, workspace: Path, provider: AnyProvider, offline: bool, cost: CostTracker
+) -> MemoryKeeper | None:
+    """The session's auto memory, or ``None`` when it is off: ``memory = "off"``; or
+    ``"auto"`` (the default) with a scripted or replayed model (a script has no turn for a
+    review) or an untrusted workspace. The project's memories are read and written only in
+    a trusted workspace, whatever the key says."""
+    if config.memory == "off":
+        return None
+    from ..control.trust import TrustStore, project_config_path
+
+    trusted = TrustStore().is_trusted(workspace, project_config_path(workspace))
+    if config.memory == "auto" and (offline or not trusted):
+        return None
+    from ..memory.extract import MemoryKeeper
+
+    return MemoryKeeper(provider, workspace, trusted=trusted, on_usage=cost.record)
+
+
 def _duration(seconds: float) -> str:
     """``"3 days"``, ``"26 hours"``: a gap in words."""
     hours = int(seconds // 3600)
@@ -1093,6 +1139,7 @@ def build_agent(
             )
         )
 
+    keeper = _memory_keeper(config, ws, provider, offline, cost)
     instruction_sources: list[Path] = []
     if system_prompt is None:
         from ..control.trust import user_config_dir
@@ -1118,6 +1165,12 @@ def build_agent(
         if session_skills is not None and session_skills.listing.text:
             # dynamic: the listing depends on the workspace (and its trust), not the agent
             builder.section("skills", session_skills.listing.text)
+        if keeper is not None:
+            from ..memory.store import memory_section
+
+            remembered = memory_section(ws, trusted=keeper.trusted)
+            if remembered:  # read at the start: the prompt stays the same all session
+                builder.section("memory", remembered)
         system_prompt = builder.build()
         instruction_sources = list(loader.sources)
     if prompt_suffix:
@@ -1159,6 +1212,7 @@ def build_agent(
         notices=notices,
         skills=session_skills,
         instruction_sources=instruction_sources,
+        memory=keeper,
     )
     _wire_hooks(bundle)
     if isinstance(session, SessionLog):

@@ -481,6 +481,17 @@ def _resume(ctx: CommandContext) -> str:
 
 
 @COMMANDS.command(
+    "memory",
+    "what auto memory keeps: list, show, forget, edit",
+    usage="[show NAME|forget NAME|edit NAME]",
+)
+def _memory(ctx: CommandContext) -> str:
+    from ..memory.report import memory_text
+
+    return memory_text(ctx.engine, ctx.argv, ctx.host.prefix)
+
+
+@COMMANDS.command(
     "clear", "start a new, empty conversation (the old one stays saved)", aliases=("reset",)
 )
 def _clear(ctx: CommandContext) -> str:

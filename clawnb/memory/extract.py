@@ -1,0 +1,230 @@
+"""Learning from a turn, off the critical path.
+
+After a turn of the person's ends, :meth:`MemoryKeeper.after_turn` starts an asyncio task
+and returns at once: the next prompt is never kept waiting for it. The task makes one model
+call with **no tools** (nothing the model answers can run, read or write anything) that
+reviews the turn next to the memories already kept and answers with JSON operations::
+
+    {"operations": [
+      {"op": "create", "name": "...", "description": "...", "type": "project",
+       "body": "...", "file": "data/schema.md"},
+      {"op": "update", "name": "...", ...},
+      {"op": "delete", "name": "..."}
+    ]}
+
+Only :class:`~clawnb.memory.store.MemoryStore` writes, inside the memory folders: a name is
+turned into a file name of letters, digits and dashes (no name is a path); a duplicate (same
+name, near-same description) is merged instead of added; every text passes the redactor.
+``file`` records the evidence (path and content hash) when it is a file inside the workspace.
+``user``/``feedback`` memories go to the person's folder; ``project``/``reference`` ones to
+the project's, only in a trusted workspace. What was noted is said in one line
+(``on_noted``: ``noted: …``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..control.secrets import redact
+from ..types import AnyProvider, Message, complete
+from .store import (
+    TYPES,
+    USER_TYPES,
+    Memory,
+    MemoryStore,
+    evidence_of,
+    project_memory_dir,
+    user_memory_dir,
+)
+
+__all__ = ["EXTRACT_PROMPT", "MemoryKeeper", "parse_operations"]
+
+log = logging.getLogger(__name__)
+
+EXTRACT_PROMPT = """\
+You keep the long-term memory of a coding assistant that works in Jupyter notebooks. Below \
+are the memories already kept and one turn of the conversation. Decide what from this turn \
+is worth remembering in later sessions: the person's preferences and corrections (type \
+"user" or "feedback"), facts about the project, its data and conventions (type "project"), \
+and where things are (type "reference"). Do not keep what the code or the files already say, \
+passing details, or anything secret. Update a memory that the turn changed, delete one the \
+turn proved wrong; never add a memory that is already there.
+Answer with JSON only, no prose:
+{{"operations": [{{"op": "create", "name": "short-name", "description": "one line", \
+"type": "project", "body": "a few lines", "file": "path it was learnt from, if any"}}, \
+{{"op": "delete", "name": "short-name"}}]}}
+Answer {{"operations": []}} when nothing is worth keeping.
+
+<memories>
+{memories}
+</memories>
+
+<turn>
+{turn}
+</turn>"""
+
+_TURN_CHARS = 24_000
+_MAX_OPERATIONS = 10
+
+
+def parse_operations(text: str | None) -> list[dict[str, Any]]:
+    """The operations of an answer: the first JSON object in it (a fenced block too);
+    anything that is not a list of objects is no operation."""
+    if not text:
+        return []
+    start = text.find("{")
+    end = text.rfind("}")
+    if start < 0 or end <= start:
+        return []
+    try:
+        data = json.loads(text[start : end + 1])
+    except ValueError:
+        match = re.search(r"\{.*?\}\s*\]\s*\}", text, re.DOTALL)
+        if match is None:
+            return []
+        try:
+            data = json.loads(match.group(0))
+        except ValueError:
+            return []
+    ops = data.get("operations") if isinstance(data, dict) else None
+    if not isinstance(ops, list):
+        return []
+    return [op for op in ops if isinstance(op, dict)][:_MAX_OPERATIONS]
+
+
+@dataclass
+class MemoryKeeper:
+    """A session's memory: where it lives, and the extraction after each turn."""
+
+    provider: AnyProvider
+    workspace: Path
+    trusted: bool
+    config_home: str | None = None
+    on_noted: Callable[[str], object] | None = None
+    on_usage: Callable[[Any], object] | None = None  # the session's cost tracker
+    tasks: set[asyncio.Task[list[str]]] = field(default_factory=set)
+    last_noted: list[str] = field(default_factory=list)
+
+    @property
+    def user(self) -> MemoryStore:
+        return MemoryStore(user_memory_dir(self.config_home))
+
+    @property
+    def project(self) -> MemoryStore:
+        return MemoryStore(project_memory_dir(self.workspace))
+
+    def stores(self) -> list[MemoryStore]:
+        return [self.user, self.project] if self.trusted else [self.user]
+
+    def store_for(self, kind: str) -> MemoryStore | None:
+        if kind in USER_TYPES:
+            return self.user
+        return self.project if self.trusted else None
+
+    # -- after a turn ---------------------------------------------------------------------------
+    def after_turn(self, turn: list[Message], source: str = "") -> asyncio.Task[list[str]] | None:
+        """Start reviewing ``turn`` in the background; returns the task (``None`` when there
+        is no running loop or nothing to review). Never raises, never waits."""
+        if not turn:
+            return None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        task = loop.create_task(self.review(list(turn), source))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def settled(self) -> None:
+        """Wait for the reviews still running (tests, the API before its loop ends)."""
+        while self.tasks:
+            await asyncio.wait(list(self.tasks))
+
+    async def review(self, turn: list[Message], source: str = "") -> list[str]:
+        """One tool-less call over ``turn``; the operations it answers applied. Returns what
+        was noted, in words; a failure is logged, never raised."""
+        from ..context import full_transcript
+
+        try:
+            known = "\n".join(
+                f"- {m.name} ({m.type}): {m.description}" for s in self.stores() for m in s.all()
+            )
+            text = redact(full_transcript(turn))[-_TURN_CHARS:]
+            prompt = EXTRACT_PROMPT.format(memories=known or "(none)", turn=text)
+            answer = await complete(self.provider, [Message.User(prompt)], [])
+            if answer.usage is not None and self.on_usage is not None:
+                self.on_usage(answer.usage)
+            noted = self.apply(parse_operations(answer.text), source)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - memory must never fail a session
+            log.info("memory extraction failed: %s", exc)
+            return []
+        self.last_noted = noted
+        if noted and self.on_noted is not None:
+            try:
+                self.on_noted("noted: " + "; ".join(noted))
+            except Exception:  # noqa: BLE001 - a front end's listener
+                log.exception("memory on_noted listener failed")
+        return noted
+
+    def apply(self, operations: list[dict[str, Any]], source: str = "") -> list[str]:
+        """Carry out create/update/delete operations; returns one phrase per change made."""
+        noted: list[str] = []
+        for op in operations:
+            kind = str(op.get("op", "")).lower()
+            # a key never lands in memory, its file name included: redacted before anything
+            name = " ".join(redact(str(op.get("name", ""))).split())[:80]
+            if not name:
+                continue
+            if kind == "delete":
+                for store in self.stores():
+                    if store.delete(name):
+                        noted.append(f"forgot {name}")
+                continue
+            if kind not in ("create", "update", "add"):
+                continue
+            mtype = str(op.get("type", "project")).lower()
+            if mtype not in TYPES:
+                mtype = "project"
+            target = self.store_for(mtype)
+            description = " ".join(redact(str(op.get("description", ""))).split())
+            if target is None or not description:
+                continue
+            path, digest = ("", "")
+            if isinstance(op.get("file"), str) and op["file"].strip():
+                path, digest = evidence_of(self.workspace, op["file"].strip())
+            memory = Memory(
+                name=name,
+                description=description,
+                type=mtype,
+                body=redact(str(op.get("body", ""))),
+                source=redact(source) or path,
+                evidence_path=path,
+                evidence_hash=digest,
+            )
+            try:
+                written, merged = target.save(memory)
+            except OSError as exc:
+                log.info("memory %s not written: %s", name, exc)
+                continue
+            noted.append(f"{'updated' if merged else 'new'} {written.name}")
+        return noted
+
+    def forget(self, name: str) -> bool:
+        return any(store.delete(name) for store in self.stores())
+
+    def find(self, name: str) -> tuple[MemoryStore, Memory] | None:
+        for store in self.stores():
+            memory = store.get(name)
+            if memory is not None:
+                return store, memory
+        return None
