@@ -323,10 +323,12 @@ class HostProxy:
                 fh.write(_filter_line(pattern) + "\n")
         refusal = os.path.join(folder, "refused.txt")
         with open(refusal, "w", encoding="utf-8") as fh:
+            # {request}: the request line, which names the host (and port) refused
             fh.write(
-                "clawnb sandbox: {url} refused ({cause}): its host is not in [sandbox] "
-                "allowed_hosts; add it there in the user config "
-                "(~/.config/clawnb/config.toml) to allow it\n"
+                "clawnb sandbox: refused {request} ({cause}): the sandbox reaches only the "
+                "hosts in [sandbox] allowed_hosts (HTTPS on ports "
+                + " and ".join(str(p) for p in CONNECT_PORTS)
+                + "); add the host there in the user config (~/.config/clawnb/config.toml)\n"
             )
         sock = os.path.join(folder, "proxy.sock")
         started: list[subprocess.Popen[bytes]] = []
@@ -339,7 +341,7 @@ class HostProxy:
                     f"Port {port}\nListen 127.0.0.1\nTimeout 600\nMaxClients 256\n"
                     "LogLevel Error\nDisableViaHeader Yes\n"
                     f'Filter "{filter_path}"\nFilterType ere\nFilterDefaultDeny Yes\n'
-                    f'ErrorFile 403 "{refusal}"\nDefaultErrorFile "{refusal}"\n'
+                    f'ErrorFile 403 "{refusal}"\n'
                     + "".join(f"ConnectPort {p}\n" for p in CONNECT_PORTS)
                 )
             log = os.path.join(folder, "tinyproxy.log")

@@ -103,8 +103,9 @@ def fetch(url: str) -> str:
 async def test_a_sandboxed_command_reaches_a_listed_host_and_is_refused_another(bash, server):
     assert await bash.call({"command": fetch(f"http://localhost:{server}/")}) == PAGE.decode()
     refused = await bash.call({"command": fetch(f"http://127.0.0.1:{server}/")})
-    assert refused.startswith("HTTP 403 clawnb sandbox: http://127.0.0.1:")
-    assert "its host is not in [sandbox] allowed_hosts; add it there in the user config" in refused
+    assert refused.startswith(f"HTTP 403 clawnb sandbox: refused GET http://127.0.0.1:{server}/ ")
+    assert "(Filtered): the sandbox reaches only the hosts in [sandbox] allowed_hosts" in refused
+    assert "add the host there in the user config (~/.config/clawnb/config.toml)" in refused
     assert len(refused.strip().splitlines()) == 1
 
 
