@@ -288,15 +288,24 @@ class PermissionEngine:
             return
         self._session_allows.add(tool)
 
-    def forget(self, pattern: str) -> bool:
-        """Stop allowing ``pattern`` (a session answer or an allow rule, by its exact text);
-        whether anything was removed. Deny and ask rules are never removed here."""
+    def forget(self, pattern: str, *, session_only: bool = False) -> bool:
+        """Stop allowing ``pattern`` (a session answer or, unless ``session_only``, an allow
+        rule, by its exact text); whether anything was removed. Deny and ask rules are never
+        removed here."""
         before = (len(self._session_allows), len(self._session_rules), len(self.rules))
         self._session_allows.discard(pattern)
         self._session_rules = [r for r in self._session_rules if r.pattern != pattern]
-        self.rules = [
-            r for r in self.rules if not (r.permission is Permission.Allow and r.pattern == pattern)
-        ]
+        if pattern.startswith(EXACT_PREFIX):
+            match = PermissionRule._ARG_RULE.match(pattern[len(EXACT_PREFIX) :])
+            if match:
+                self._session_exact.discard((match.group(1), match.group(2)))
+                return True
+        if not session_only:
+            self.rules = [
+                r
+                for r in self.rules
+                if not (r.permission is Permission.Allow and r.pattern == pattern)
+            ]
         return before != (len(self._session_allows), len(self._session_rules), len(self.rules))
 
     def is_allowed(self, tool: str | Tool, args: JSON = None) -> bool:

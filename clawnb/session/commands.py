@@ -387,9 +387,24 @@ def _config(ctx: CommandContext) -> str:
     return reports.config_text(ctx.engine, ctx.host.config_lines())
 
 
-@COMMANDS.command("rules", "the permission rules, blocklist and hooks in effect, and their layers")
+@COMMANDS.command(
+    "rules",
+    "the permission rules, blocklist and hooks in effect, and their layers; forget a saved one",
+    usage="[forget PATTERN]",
+)
 def _rules(ctx: CommandContext) -> str:
-    return reports.rules_text(ctx.engine.config, ctx.engine.allowed_for_session())
+    word, _, rest = ctx.args.strip().partition(" ")
+    prefix = ctx.host.prefix
+    if word == "forget":
+        return reports.forget_rule_text(ctx.engine, rest, prefix)
+    if word:
+        raise CommandError(f"usage: {prefix}rules, or {prefix}rules forget PATTERN")
+    return reports.rules_text(
+        ctx.engine.config,
+        ctx.engine.allowed_for_session(),
+        workspace=ctx.engine.workspace,
+        prefix=prefix,
+    )
 
 
 @COMMANDS.command("hooks", "the hooks in effect, the layer each came from, and their last runs")

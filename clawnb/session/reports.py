@@ -30,6 +30,7 @@ __all__ = [
     "history_text",
     "prompt_kind",
     "resume_text",
+    "forget_rule_text",
     "rules_text",
     "sessions_text",
     "status_text",
@@ -225,11 +226,24 @@ _RULE_HEADINGS = {
 }
 
 
-def rules_text(config: Config, session_allows: list[str] | None = None) -> str:
+def rules_text(
+    config: Config,
+    session_allows: list[str] | None = None,
+    *,
+    workspace: str | os.PathLike[str] | None = None,
+    prefix: str = "/",
+) -> str:
     """``/rules`` and ``%claw rules``: the rules in effect, list by list, each with the layer
     it came from (``project FILE``, ``user FILE``, ``built-in``); the built-in blocklist as
-    one line; project deny rules the user file took back, and what took them back."""
-    entries = config.rule_entries()
+    one line; project deny rules the user file took back, and what took them back; with a
+    ``workspace``, the allow rules saved from approval questions, read from their files as
+    they are now (:mod:`clawnb.control.saved_rules`), and how to forget one."""
+    entries = [
+        e
+        for e in config.rule_entries()
+        # a saved rule is listed from its file below (it may have been forgotten since)
+        if not (e.origins and all(o.startswith("saved ") for o in e.origins))
+    ]
     lines: list[str] = []
     lists = list(dict.fromkeys(e.list for e in entries if e.overridden_by is None))
     for name in [*_RULE_HEADINGS, *(n for n in lists if n not in _RULE_HEADINGS)]:
@@ -265,9 +279,84 @@ def rules_text(config: Config, session_allows: list[str] | None = None) -> str:
                     f"  override_project_deny {e.text!r} in {e.overridden_by} matches no "
                     "project-only deny rule"
                 )
+    if workspace is not None:
+        lines += _saved_lines(workspace, prefix)
     if session_allows:
         lines.append("always allowed this session: " + ", ".join(session_allows))
     return redact("\n".join(lines))
+
+
+def _saved_lines(workspace: str | os.PathLike[str], prefix: str) -> list[str]:
+    """The allow rules saved by an "always" answer, with their files."""
+    from ..control.saved_rules import SavedRulesError, read_saved
+
+    rows: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for where in ("project", "user"):
+        try:
+            path, rules, notice = read_saved(where, workspace)
+        except SavedRulesError as exc:
+            notes.append(f"  {exc}")
+            continue
+        if notice:
+            notes.append(f"  {path}: ignored (clawnb did not write it)")
+        rows += [(rule, f"saved {path}") for rule in rules]
+    if not rows and not notes:
+        return []
+    lines = [f"saved from approvals (allow; {prefix}rules forget PATTERN removes one):"]
+    width = min(max((len(r) for r, _ in rows), default=0), 40)
+    lines += [f"  {rule.ljust(width)}  {where}" for rule, where in rows]
+    return lines + notes
+
+
+def forget_rule_text(session: AgentSession, pattern: str, prefix: str = "/") -> str:
+    """``/rules forget PATTERN``: the allow rule ``pattern`` (as ``/rules`` shows it) is
+    removed from the files it was saved in and from this session's answers; it asks again
+    from the next call on. A rule a config file lists stays (that file is the person's own
+    text) and the line says which file to edit. Nothing to forget is a
+    :class:`~clawnb.errors.CommandError`."""
+    from ..control.saved_rules import SavedRulesError, forget_rule
+    from ..errors import CommandError
+
+    pattern = pattern.strip()
+    if len(pattern) >= 2 and pattern[0] == pattern[-1] and pattern[0] in "'\"":
+        pattern = pattern[1:-1]
+    if not pattern:
+        raise CommandError(
+            f"usage: {prefix}rules forget PATTERN (an allow rule {prefix}rules shows)"
+        )
+    try:
+        files = forget_rule(pattern, session.workspace)
+    except (SavedRulesError, OSError) as exc:
+        raise CommandError(f"cannot forget {pattern}: {exc}") from None
+    kept = [
+        origin
+        for e in session.config.rule_entries()
+        if e.list == "permissions.allow" and e.text == pattern
+        for origin in e.origins
+        if not origin.startswith("saved ")
+    ]
+    permissions = getattr(session.gate, "permissions", None)
+    in_session = False
+    if permissions is not None:
+        # a rule a config file still lists stays; this session's own answer goes
+        in_session = permissions.forget(pattern, session_only=bool(kept))
+    if not files and not in_session and kept:
+        raise CommandError(
+            f"{pattern} was not saved from an approval: it comes from {', '.join(kept)}; "
+            "edit that file to remove it"
+        )
+    if not files and not in_session:
+        raise CommandError(
+            f"no saved or session rule {pattern!r}; {prefix}rules lists them (copy one as shown)"
+        )
+    where = ", ".join(str(f) for f in files)
+    said = f"forgotten: {pattern}" + (f" (removed from {where})" if files else " (this session)")
+    if kept:
+        said += f"; still allowed by {', '.join(kept)}: edit that file to remove it"
+    else:
+        said += "; it is asked about again from the next call"
+    return redact(said)
 
 
 def sessions_text(session: AgentSession, prefix: str) -> str:

@@ -271,3 +271,59 @@ def test_a_saved_rules_file_with_other_keys_is_one_error_naming_it(tmp_path, hom
     path.write_text('model = "x"\n[permissions]\nallow = ["bash(ls*)"]\n')
     with pytest.raises(ConfigError, match=r"rules\.toml: key 'model'"):
         ConfigLoader.load(project_dir=repo)
+
+
+async def test_rules_lists_saved_rules_with_their_file_and_forget_removes_one(
+    tmp_path, home, repo
+):
+    from clawnb.errors import CommandError
+
+    asker = Asker(Approval.allow_always("bash(git status*)", "project"))
+    model = scripted_model(
+        tmp_path / "s.jsonl",
+        [
+            call_turn("c1", "bash", command="git status -s"),
+            {"text": "ok"},
+            call_turn("c2", "bash", command="git status"),
+            {"text": "asked again"},
+        ],
+    )
+    session = build_agent(
+        ConfigLoader.load(project_dir=repo), workspace=repo, model=model, approve=asker
+    )
+    await session.send("status?")
+    saved = repo / ".claw" / "rules.local.toml"
+    shown = await session.command("/rules")
+    assert "saved from approvals (allow; /rules forget PATTERN removes one):" in shown
+    assert f"bash(git status*)  saved {saved}" in shown
+    assert "always allowed this session: bash(git status*)" in shown
+
+    said = await session.command("/rules forget bash(git status*)")
+    assert said == (
+        f"forgotten: bash(git status*) (removed from {saved}); it is asked about again "
+        "from the next call"
+    )
+    assert read_saved("project", repo)[1] == []
+    assert "bash(git status*)" not in (await session.command("/rules"))
+    await session.send("again")
+    assert asker.asked() == ["git status -s", "git status"]  # asked again
+    with pytest.raises(CommandError, match="no saved or session rule 'bash\\(ls\\*\\)'"):
+        await session.command("/rules forget bash(ls*)")
+    with pytest.raises(CommandError, match="usage: /rules, or /rules forget PATTERN"):
+        await session.command("/rules drop x")
+
+
+async def test_forget_keeps_a_rule_a_config_file_lists_and_names_that_file(tmp_path, home, repo):
+    user = home / "clawnb" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[permissions]\nallow = ["bash(git log*)"]\n')
+    model = scripted_model(tmp_path / "s.jsonl", [{"text": "hi"}])
+    session = build_agent(ConfigLoader.load(project_dir=repo), workspace=repo, model=model)
+    from clawnb.errors import CommandError
+
+    with pytest.raises(CommandError) as caught:
+        await session.command('/rules forget "bash(git log*)"')
+    assert str(caught.value) == (
+        f"bash(git log*) was not saved from an approval: it comes from user {user}; edit "
+        "that file to remove it"
+    )
