@@ -320,6 +320,60 @@ NUDGES: dict[str, str] = {
     "test_skills_slash_command_runs_a_skill": "For each skill add Command(name, description, "
     "handler) whose handler returns index.load(name, arguments); bind the name per skill (a "
     "function that returns the lambda), not the loop variable.",
+    # ch23
+    "hook_rules": "A condition is comparisons of tool or args.KEY with a quoted value, joined by "
+    "&& or || (never both); a value in a command is quoted for the place it stands, so it is "
+    "always one word to the shell.",
+    "test_hook_rules_each_operator_compares_as_documented": "=~ is pattern.search (anywhere in "
+    "the value), not re.match; ~= is the glob against the whole value (end its regex with \\Z).",
+    "test_hook_rules_a_glob_star_stays_in_its_folder": "In glob_to_regex, * is [^/]* and ? is "
+    "[^/]; only ** may cross a /, and **/ is (?:.*/)? so that it may also match no folder.",
+    "test_hook_rules_and_needs_all_or_needs_any": "Keep the joins you met in a set: && means "
+    "all(results), || means any(results).",
+    "test_hook_rules_mixing_and_with_or_is_refused": "After the loop, if the set of joins holds "
+    "both && and ||, raise ValueError saying they cannot be mixed and to split the hook in two.",
+    "test_hook_rules_a_bad_condition_is_one_readable_error": "When TERM.match returns None, or "
+    "the text after a comparison is not && or ||, or re.compile fails, raise ValueError with "
+    'the condition itself in the message (f"if {text!r}: ...").',
+    "test_hook_rules_a_missing_argument_matches_only_not_equal": "args.get(key) is None: append "
+    "op == '!=' and go on; a value that is not a string is compared as json.dumps(value).",
+    "test_hook_rules_a_file_name_is_one_word_to_the_shell": "Outside any quote, put "
+    "shlex.quote(value) into the command, never the value itself.",
+    "test_hook_rules_quoting_holds_inside_double_and_single_quotes": "Track the quote you are "
+    "inside. In '...': replace each ' of the value by '\\''. In \"...\": put a backslash before "
+    'each of \\ $ ` and ".',
+    "test_hook_rules_tool_arguments_missing_values_and_other_dollars": "$TOOL_ARGS.key reads "
+    "values['TOOL_ARGS'][key]; a missing value is '' (shlex.quote('') is two quotes); only "
+    "the names VARIABLE knows are replaced.",
+    "test_hook_rules_a_prompt_gets_the_values_as_they_are": "expand_text is VARIABLE.sub with the "
+    "raw value: no shlex.quote there.",
+    "hook_runner": "Check the whole table in __init__; fire() runs the event's hooks in order, "
+    "skips the ones whose if fails or whose once is spent, and on pre_tool returns the first "
+    "block's reason.",
+    "test_hook_runner_pre_tool_command_blocks_with_its_stderr": "returncode 0 -> None; anything "
+    "else -> the last line of stderr (decoded, stripped), and on pre_tool fire returns it.",
+    "test_hook_runner_a_condition_picks_the_calls": "Before running a hook, skip it when its "
+    "parsed condition exists and condition.holds(tool, args) is false.",
+    "test_hook_runner_only_the_events_own_hooks_run": "Keep each hook's event and skip every "
+    "hook whose event is not the one fired.",
+    "test_hook_runner_the_first_block_wins": "Return the reason as soon as a pre_tool hook fails: "
+    "the loop must not go on to the next hook.",
+    "test_hook_runner_a_failing_hook_never_stops_other_events": "Append (event, reason) to runs "
+    "for every run; return the reason only when the event is pre_tool, never raise.",
+    "test_hook_runner_the_event_arrives_as_json_on_stdin": "stdin=PIPE, then process.communicate("
+    "json.dumps({'event': ..., 'tool_name': ..., 'args': ..., 'message': ...}).encode()).",
+    "test_hook_runner_a_hostile_file_name_stays_a_file_name": "Build the command with "
+    "expand_command, not expand_text or str.replace: $FILE_PATH comes from the model.",
+    "test_hook_runner_a_prompt_leaves_a_reminder": "For action 'prompt', append "
+    "expand_text(prompt, values) to self.reminders and run no process.",
+    "test_hook_runner_once_runs_for_the_first_matching_event_only": "Test the event and the "
+    "condition first; only a hook that matched and runs sets fired = True.",
+    "test_hook_runner_a_slow_pre_tool_hook_times_out_and_blocks": "Wrap communicate() in "
+    "asyncio.wait_for(..., timeout); on TimeoutError os.killpg(process.pid, SIGKILL) (it has "
+    "its own session), wait for it and return 'timed out after N s'.",
+    "test_hook_runner_a_bad_table_is_one_line_naming_it": "In __init__, raise ValueError("
+    "f'hooks.{event}[{i}]: ...') for a bad entry (and f'hooks.{event}: unknown event' for a bad "
+    "name); catch parse_condition's ValueError and raise it again with that prefix.",
 }
 
 _levels: dict[str, int] = {}  # failing test -> the last level shown

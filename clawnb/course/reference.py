@@ -27,13 +27,23 @@ from ._ref_commands import (
     parse_frontmatter,
     substitute,
 )
+from ._ref_hooks import (
+    Condition,
+    HookRunner,
+    expand_command,
+    expand_text,
+    glob_to_regex,
+    parse_condition,
+)
 from ._ref_mcp import McpError, McpToolAdapter, StdioClient, mcp_tools
 
 __all__ = [
     "BOUNDARY",
+    "Condition",
     "Command",
     "CommandRegistry",
     "CourseSession",
+    "HookRunner",
     "McpError",
     "McpToolAdapter",
     "Skill",
@@ -44,11 +54,15 @@ __all__ = [
     "batches",
     "build_system_prompt",
     "execute_calls",
+    "expand_command",
+    "expand_text",
     "gate",
+    "glob_to_regex",
     "history_is_valid",
     "hooked_call",
     "make_session",
     "mcp_tools",
+    "parse_condition",
     "parse_frontmatter",
     "run_call",
     "substitute",

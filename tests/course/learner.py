@@ -453,6 +453,54 @@ BUGS = [
         '            raise KeyError(f"unknown command /{name}")\n',
         "test_commands_unknown_name_suggests_the_nearest",
     ),
+    Bug(
+        "hook-value-pasted-in-unquoted",
+        "ch23",
+        "23",
+        "shell injection",
+        "                out.append(shlex.quote(value))\n",
+        "                out.append(value)\n",
+        "test_hook_rules_a_file_name_is_one_word_to_the_shell",
+    ),
+    Bug(
+        "hook-condition-mixes-and-with-or",
+        "ch23",
+        "23",
+        "ambiguity accepted",
+        "    if len(joins) > 1:\n"
+        '        raise ValueError(f"if {text!r}: && and || cannot be mixed; split it into two hooks")\n',
+        "",
+        "test_hook_rules_mixing_and_with_or_is_refused",
+    ),
+    Bug(
+        "hook-regex-matched-at-the-start-only",
+        "ch23",
+        "23",
+        "wrong function",
+        "        return lambda actual: pattern.search(actual) is not None\n",
+        "        return lambda actual: pattern.match(actual) is not None\n",
+        "test_hook_rules_each_operator_compares_as_documented",
+    ),
+    Bug(
+        "hook-once-spent-by-an-event-it-did-not-match",
+        "ch23",
+        "23",
+        "state changed too early",
+        '            if hook["event"] != event:\n                continue\n',
+        '            if hook["event"] != event:\n                continue\n'
+        '            if hook["once"] and hook["fired"]:\n                continue\n'
+        '            hook["fired"] = True\n',
+        "test_hook_runner_once_runs_for_the_first_matching_event_only",
+    ),
+    Bug(
+        "hook-timeout-lets-the-call-through",
+        "ch23",
+        "23",
+        "fails open",
+        '            return f"timed out after {timeout:g} s"\n',
+        "            return None\n",
+        "test_hook_runner_a_slow_pre_tool_hook_times_out_and_blocks",
+    ),
 ]
 
 

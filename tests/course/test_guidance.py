@@ -75,6 +75,28 @@ def test_every_test_of_the_mcp_and_skills_chapters_has_a_level_2_hint_written_fo
         assert [n for n in load_suite(suite).tests if n not in NUDGES] == [], suite
 
 
+def test_every_test_of_the_hooks_and_compaction_chapters_has_a_level_2_hint_written_for_it():
+    from clawnb.course._hints import NUDGES
+    from clawnb.course._suite import chapters, load_suite
+
+    for chapter in ("ch23", "ch24"):
+        for suite in chapters().get(chapter, []):
+            assert suite in NUDGES
+            assert [n for n in load_suite(suite).tests if n not in NUDGES] == [], suite
+
+
+def test_a_hint_for_the_hooks_chapter_says_to_quote_the_value(capsys, tmp_path, monkeypatch):
+    # The learner who pasted $FILE_PATH in as it is: hint 2 names shlex.quote.
+    monkeypatch.chdir(tmp_path)
+    bug, objects = _bug("hook-value-pasted-in-unquoted")
+    check(bug.chapter, timeout=bug.limit, verbose=False, **objects)
+    hint("ch23")
+    hint("ch23")
+    said = capsys.readouterr().out
+    assert "hint 1/3 for test_hook_rules_a_file_name_is_one_word_to_the_shell" in said
+    assert "hint 2/3" in said and "shlex.quote(value)" in said
+
+
 def test_a_hint_for_the_mcp_chapter_names_what_the_client_missed(capsys, tmp_path, monkeypatch):
     # The learner whose client reads on after the server died: hint 2 says what b"" means.
     monkeypatch.chdir(tmp_path)
