@@ -142,6 +142,7 @@ class Card:
     # a running call's output so far (bash), its tail shown live; capped
     output: str = ""
     parent: str = ""  # the call a subagent made this one for ("" for the agent's own calls)
+    parent_name: str = ""  # that call's tool: "subagent", or "skill" for a forked skill's calls
     # images the call returned (an MCP tool's: mime_type, data in base64, label)
     images: list[Any] = field(default_factory=list)
 
@@ -335,6 +336,8 @@ class Transcript:
         card = self.cards.get(inner.id)
         if card is not None:
             card.parent = event.parent_id
+            above = self.cards.get(event.parent_id)
+            card.parent_name = above.name if above is not None else "subagent"
         return block
 
     def note(self, text: str) -> Block:
@@ -404,8 +407,11 @@ class Transcript:
 
 
 def nested_mark(card: Card) -> str:
-    """Cards of a subagent's calls start with an arrow: they belong to the card above."""
-    return "↳ subagent: " if card.parent else ""
+    """Cards of a subagent's (or a forked skill's) calls start with an arrow: they belong to
+    the card above."""
+    if not card.parent:
+        return ""
+    return "↳ fork: " if card.parent_name == "skill" else "↳ subagent: "
 
 
 class View:

@@ -43,7 +43,16 @@ from ..errors import ContextOverflowError, ProviderConfigError
 from ..events import AgentEvent, AgentEventCallback, AnyAgentEvent, ApprovalCallback, emit
 from ..executor import Gate, ResultLimit
 from ..permissions import PermissionMode
-from ..types import AnyProvider, Message, Tool, ToolCall, ToolSet, traits_of
+from ..types import (
+    JSON,
+    AnyProvider,
+    AssistantTurn,
+    Message,
+    Tool,
+    ToolCall,
+    ToolSet,
+    traits_of,
+)
 from ..usage import CostTracker
 from .log import SessionInfo, SessionLog, SessionStore, write_ahead
 from .protocol import ApprovalProxy, InputProxy
@@ -110,6 +119,16 @@ def is_offline_model(model: str) -> bool:
     return model.startswith(OFFLINE_PREFIXES)
 
 
+@dataclass(frozen=True)
+class _Fork:
+    """A forked skill waiting for its prompt (:meth:`AgentSession.fork_next`)."""
+
+    child: AgentSession
+    name: str
+    label: str
+    note: str
+
+
 @dataclass
 class AgentSession:
     """A wired agent and everything around it: what every front end holds (it follows
@@ -149,6 +168,7 @@ class AgentSession:
     instruction_sources: list[Path] = field(default_factory=list, repr=False)
     _mcp_said: str | None = field(default=None, repr=False)
     _next_label: str | None = field(default=None, repr=False)  # see label_next()
+    _next_fork: _Fork | None = field(default=None, repr=False)  # see fork_next()
     _compact_resumed: bool = field(default=False, repr=False)  # see resume()
     # auto memory (clawnb.memory): None when off; memory_source names where a turn came
     # from (the notebook sets "cell N") for the memories learnt from it
@@ -385,6 +405,9 @@ class AgentSession:
 
         In ``plan`` mode this is :meth:`run_plan`: ``review`` decides what happens to the plan
         (without one the plan is returned and nothing is executed)."""
+        fork, self._next_fork = self._next_fork, None
+        if fork is not None:
+            return await self._hooked_turn(prompt, lambda: self._run_fork(fork, prompt, on_event))
         if self.mode == PermissionMode.PLAN.value:
             return await self.run_plan(prompt, on_event, review)
         mark = len(self.history)
@@ -408,6 +431,43 @@ class AgentSession:
         event loop ends; tests)."""
         if self.memory is not None:
             await self.memory.settled()
+
+    async def _run_fork(self, fork: _Fork, prompt: str, on_event: AgentEventCallback | None) -> str:
+        """A forked skill's turn: the child session runs ``prompt`` in a context of its own,
+        its tool calls shown nested under one ``skill`` card (every front end draws nested
+        events under their parent), and only its report joins this conversation — as the
+        answer to a note that says what the person ran."""
+        import uuid
+
+        call_id = f"fork_{uuid.uuid4().hex[:12]}"
+        arguments: JSON = {"name": fork.name, "context": "fork"}
+        start = AgentEvent.ToolCall(
+            name="skill", summary=f"[skill: {fork.label} (fork)]", id=call_id, arguments=arguments
+        )
+        await emit(on_event, start)
+
+        async def nested(event: AnyAgentEvent) -> None:
+            await emit(on_event, AgentEvent.Nested(call_id, event))
+
+        hooks = self.hook_engine if self.parent is None else None
+        with self.checkpoints.turn(_label(fork.label)):
+            try:
+                if hooks is not None:
+                    await hooks.fire("subagent_start", tool="skill", args=arguments)
+                summary = await fork.child.send(prompt, nested)
+                if hooks is not None:
+                    await hooks.fire("subagent_stop", tool="skill", args=arguments, message=summary)
+            except BaseException as exc:
+                why = str(exc) or type(exc).__name__
+                await emit(on_event, AgentEvent.ToolResult(call_id, "skill", why, outcome="error"))
+                raise
+            note = f"its report follows ({len(summary):,} characters)"
+            await emit(on_event, AgentEvent.ToolResult(call_id, "skill", note))
+            self.history.append(Message.User(fork.note, label=fork.label))
+            self.history.append(Message.Assistant(AssistantTurn(text=summary)))
+        await emit(on_event, AgentEvent.TextDelta(summary))
+        await emit(on_event, AgentEvent.Done(summary))
+        return summary
 
     async def _fit_resumed(self) -> None:
         """Before the first request of a resumed conversation: one over the compaction
@@ -549,6 +609,12 @@ class AgentSession:
             self.reminders[key] = text
         else:
             self.reminders.pop(key, None)
+
+    def fork_next(self, child: AgentSession, *, name: str, label: str, note: str) -> None:
+        """Run the next prompt sent (whichever front end sends it, rendered its way) in
+        ``child`` instead — a skill with ``context: fork``: ``label`` is what the person typed,
+        ``note`` the message that introduces the child's report in this conversation."""
+        self._next_fork = _Fork(child, name, label, note)
 
     def label_next(self, label: str) -> None:
         """How front ends show the next prompt sent, when it is not the person's own words

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..events import AgentEvent, AgentEventCallback, AnyAgentEvent, emit
-from ..types import AssistantTurn, Message, ToolCall, ToolSet
+from ..types import ToolCall, ToolSet
 from .discovery import SkillCatalog, discover_skills
 from .invoke import ContextCommand, prepare_invocation
 from .listing import SkillListing, build_listing
@@ -239,17 +239,15 @@ async def invoke(
         foreground=True,
         max_turns=session.agent.max_turns,
     )
-    summary = await child.send(prompt, on_event)
-    session.history.append(
-        Message.User(
-            f"The person ran the skill /{skill.name} in a separate context (a fork)"
-            + (f" with the arguments: {arguments}" if arguments else "")
-            + ". Its report follows as your answer.",
-            label=shown,
-        )
+    note = (
+        f"The person ran the skill /{skill.name} in a separate context (a fork)"
+        + (f" with the arguments: {arguments}" if arguments else "")
+        + ". Its report follows as your answer."
     )
-    session.history.append(Message.Assistant(AssistantTurn(text=summary)))
-    return summary
+    # the front end's own turn runs it, so the fork's calls are drawn (nested under one card)
+    # and approved the way that front end shows and approves every call
+    session.fork_next(child, name=skill.name, label=shown, note=note)
+    return await send(prompt)
 
 
 def _short(command: str) -> str:

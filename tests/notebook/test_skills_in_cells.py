@@ -65,3 +65,29 @@ def test_a_cells_skill_snippet_is_a_bash_call_under_the_cells_approval_policy(
         assert sent.startswith("Now: NB-42")
     else:
         assert sent.startswith("Now: [snippet denied: echo NB-$((6*7))]")
+
+
+def test_a_forked_skills_calls_are_cards_nested_under_its_card_in_the_cell(
+    shell, tmp_path: Path, capsys
+) -> None:
+    folder = tmp_path / ".config" / "clawnb" / "skills" / "survey"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\ndescription: Survey.\ncontext: fork\n---\nSurvey $0.\n")
+    (tmp_path / "notes.txt").write_text("NB-FORK-READ\n", encoding="utf-8")
+    turns = [
+        {"text": "warmed"},
+        {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"text": "NB-FORK-REPORT"},
+    ]
+    write_script(tmp_path / "s.jsonl", turns)
+    shell.run_cell("%%claw --model scripted:s.jsonl\nhello")
+    capsys.readouterr()
+    result = shell.run_cell("%%claw --model scripted:s.jsonl\n/survey src")
+    assert result.success, result.error_in_exec
+    lines = capsys.readouterr().out.splitlines()
+    card = next(i for i, line in enumerate(lines) if "[skill: /survey src (fork)]" in line)
+    read = next(i for i, line in enumerate(lines) if "read" in line and "notes.txt" in line)
+    assert read > card and lines[read].startswith("↳ fork: ")  # under the fork's card
+    assert any("NB-FORK-REPORT" in line for line in lines[read:])
+    history = shell._clawnb_session.agent_session().history
+    assert history[-1].turn.text == "NB-FORK-REPORT" and history[-2].label == "/survey src"

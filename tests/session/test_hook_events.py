@@ -502,6 +502,29 @@ async def test_a_skill_forks_calls_pass_the_same_hooks(tmp_path, monkeypatch):
     assert _lines(ws / "hooks.log") == ["read a.txt"]
 
 
+async def test_a_skill_fork_is_framed_by_subagent_start_and_stop(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    skill = tmp_path / "xdg" / "clawnb" / "skills" / "look" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\ndescription: Looks.\ncontext: fork\n---\nRead a.txt.\n")
+    log = '>> $PWD/hooks.log"'
+    (tmp_path / "xdg" / "clawnb" / "config.toml").write_text(
+        '[permissions]\nmode = "bypass"\n'
+        f'[[hooks.subagent_start]]\ncommand = "echo start $TOOL_NAME {log}\n'
+        f'[[hooks.pre_tool]]\ncommand = "echo call $TOOL_NAME {log}\n'
+        f'[[hooks.subagent_stop]]\ncommand = "echo stop $MESSAGE {log}\n'
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hello")
+    model = scripted_model(
+        tmp_path / "s.jsonl", [call_turn("r1", "read", path="a.txt"), {"text": "it says hello"}]
+    )
+    session = build_agent(None, workspace=ws, model=model)
+    assert await session.command("/look") == "it says hello"
+    assert _lines(ws / "hooks.log") == ["start skill", "call read", "stop it says hello"]
+
+
 def test_the_hooks_benchmark_prints_the_overhead_last():
     import subprocess
 

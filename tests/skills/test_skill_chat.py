@@ -69,3 +69,40 @@ def test_tab_in_the_chat_completes_skill_names_beside_the_commands(tmp_path, mon
         assert command_completions("st", session) == []  # only at the start of a command
     finally:
         session.close()
+
+
+def test_a_forked_skills_calls_are_drawn_nested_under_it_in_the_chat(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("FORK-READ-CONTENT\n", encoding="utf-8")
+    skill = tmp_path / "xdg" / "clawnb" / "skills" / "survey" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\ndescription: Survey.\ncontext: fork\n---\nSurvey $ARGUMENTS.\n")
+    turns = [
+        {"tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "notes.txt"}}]},
+        {"text": "THE-FORK-REPORT"},
+    ]
+    model = scripted_model(tmp_path / "s.jsonl", turns)
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawnb", "chat", "--model", model, "--workspace", str(ws)],
+        input="/survey src\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+            "XDG_DATA_HOME": str(tmp_path / "home" / ".local" / "share"),
+            "PYTHONPATH": str(ROOT),
+            "NO_COLOR": "1",
+        },
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    card = next(i for i, line in enumerate(lines) if "/survey src" in line and "skill" in line)
+    read = next(i for i, line in enumerate(lines) if "read" in line and "notes.txt" in line)
+    assert read > card
+    assert lines[read].startswith("    ")  # drawn one level in, under the fork's line
+    assert not lines[card].startswith(" ")
+    assert proc.stdout.count("THE-FORK-REPORT") == 1  # the report, shown once as the answer

@@ -433,3 +433,30 @@ async def test_the_builtin_review_runs_inline_with_its_focus(home: World, tmp_pa
     assert sent.startswith("Review the changes made in this session.")
     assert "Focus, if the person gave one: error handling" in sent
     assert [type(m).__name__ for m in built.history] == ["System", "User", "Assistant"]
+
+
+async def test_a_forks_calls_reach_the_front_end_nested_under_one_skill_card(
+    home: World, tmp_path: Path
+) -> None:
+    # every front end draws AgentEvent.Nested under its parent card: the fork's own calls
+    # arrive as the children of one "skill" call, and its report as the turn's answer
+    (home.workspace / "notes.txt").write_text("the notes\n", encoding="utf-8")
+    home.skill("user", "survey", skill_text("Survey.", body="survey $ARGUMENTS", context="fork"))
+    turns = [call_turn("c1", "read", path="notes.txt"), {"text": "the survey says: all good"}]
+    built, _provider = session(home, tmp_path, turns)
+    events: list[Any] = []
+    summary = await built.command("/survey src", on_event=events.append)
+    assert summary == "the survey says: all good"
+    card = events[0]
+    assert isinstance(card, AgentEvent.ToolCall) and card.name == "skill"
+    assert card.summary == "[skill: /survey src (fork)]"
+    assert card.arguments == {"name": "survey", "context": "fork"}
+    nested = [e for e in events if isinstance(e, AgentEvent.Nested)]
+    assert {e.parent_id for e in nested} == {card.id}
+    inner = [e.event for e in nested]
+    assert any(isinstance(e, AgentEvent.ToolCall) and e.name == "read" for e in inner)
+    assert any(isinstance(e, AgentEvent.ToolResult) and "the notes" in e.content for e in inner)
+    closed = [e for e in events if isinstance(e, AgentEvent.ToolResult) and e.id == card.id]
+    assert len(closed) == 1 and closed[0].outcome == "ok"
+    assert events.index(closed[0]) > events.index(nested[-1])  # the card closes after its calls
+    assert [e.text for e in events if isinstance(e, AgentEvent.TextDelta)] == [summary]
