@@ -510,6 +510,7 @@ async def run_claw(
     failure: list[str] = []
     view.start()
     hooks: Any = None  # the session's hook engine, once there is a session
+    noted: Any = None
 
     def on_event(event: AnyAgentEvent) -> None:
         if raise_on_interrupt and isinstance(event, AgentEvent.Error):
@@ -541,6 +542,7 @@ async def run_claw(
             messages = agent.history
         label = f"cell {_cell_number(shell, session.cells)}"
         hooks = await _cell_hooks(shell, session, agent, "pre_cell", message=prompt, cell=label)
+        noted = _noted_line(agent, label)  # auto memory's "noted: …" when its review ends
         with (
             session.prompt_cells.cell(_cell_number(shell, session.cells), agent),
             ui.attached(agent, session, shell, in_cell=raise_on_interrupt),
@@ -600,6 +602,8 @@ async def run_claw(
         if failure and not failed:  # the loop reported an error and still ended the turn
             view(AgentEvent.Error(failure.pop()))
         view.finish()
+        if noted is not None:
+            noted.place(bool(getattr(getattr(agent, "memory", None), "tasks", None)))
     if interrupted and raise_on_interrupt:
         raise ClawInterrupted(INTERRUPTED_LINE)
     if failed and raise_on_interrupt:
@@ -809,6 +813,24 @@ class CellFrontEnd:
             cards = CellProposals(self.view, self.approver, shell, can_insert=in_cell)
             with session.proposals.routed(cards):
                 yield
+
+
+def _noted_line(agent: Any, label: str) -> Any:
+    """Where auto memory says what it noted from this cell (:mod:`clawnb.memory.notice`), or
+    ``None`` when memory is off; the memories learnt here record ``label`` as their source."""
+    memory = getattr(agent, "memory", None) if _own(agent) else None
+    if memory is None:
+        return None
+    from IPython.display import display
+
+    from ..memory.notice import NotedLine
+
+    def show(text: str) -> Any:
+        return display({"text/plain": text}, raw=True, display_id=True)
+
+    agent.memory_source = label
+    memory.on_noted = line = NotedLine(show)
+    return line
 
 
 def _tool_images(agent: Any, event: Any) -> tuple[Any, ...]:
