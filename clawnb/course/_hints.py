@@ -374,6 +374,45 @@ NUDGES: dict[str, str] = {
     "test_hook_runner_a_bad_table_is_one_line_naming_it": "In __init__, raise ValueError("
     "f'hooks.{event}[{i}]: ...') for a bad entry (and f'hooks.{event}: unknown event' for a bad "
     "name); catch parse_condition's ValueError and raise it again with that prefix.",
+    # ch24
+    "result_store": "fit() writes the whole text and returns a preview of it; page() reads the "
+    "file back by lines counted from 1, each page but the last ending with where the next starts.",
+    "test_result_store_a_short_result_passes_unchanged": "if len(text) <= self.max_chars: return "
+    "text, before anything is written.",
+    "test_result_store_a_long_result_is_saved_whole_and_costs_only_its_preview": "Write the whole "
+    "text to the file (path.write_text(text)) and return only the preview: head, a note, tail.",
+    "test_result_store_preview_has_head_tail_path_and_size": "The preview has text[:self.head] "
+    "and text[-self.tail:], the path, f'{len(text):,} chars' and f'{lines:,} lines' (count the "
+    "newlines, plus one when the text does not end with one).",
+    "test_result_store_pages_read_the_whole_file_back": "lines = text.splitlines(keepends=True); "
+    "the page is lines[offset - 1 : offset - 1 + limit]; add the '[lines A-B of N; the next page "
+    "starts at offset B+1]' line only when B < N.",
+    "test_result_store_page_past_the_end_says_so": "Before slicing, if offset > len(lines), return "
+    "one line that says how many lines the file has.",
+    "test_result_store_a_call_id_cannot_leave_the_folder": "re.sub(r'[^A-Za-z0-9_-]', '_', "
+    "call_id) before you use it in a file name: a / or .. in the id is then only a character.",
+    "compactor": "after_turn never raises: a summary's exception is counted; at max_failures in a "
+    "row the breaker opens (one note) and from then on the oldest whole turns are dropped.",
+    "test_compactor_leaves_a_short_history_alone": "Compare self.tokens(messages) with max_tokens "
+    "first, and return None before calling the model when it is under.",
+    "test_compactor_summarises_the_middle_and_keeps_prompt_and_recent": "messages[:] = "
+    "messages[:start] + [Message.System(SUMMARY_PREFIX + turn.text)] + messages[end:], with "
+    "end = len(messages) - keep; the model gets [Message.User(request)] and tools [].",
+    "test_compactor_never_splits_a_tool_round": "While messages[end] is a ToolResult, end -= 1: "
+    "the kept part then starts at the assistant turn that made the call.",
+    "test_compactor_summaries_do_not_pile_up": "prompt_end stops at a System message that starts "
+    "with SUMMARY_PREFIX, so the earlier summary is in the middle and summarised again.",
+    "test_compactor_a_failed_summary_does_not_fail_the_turn": "Wrap the summarise call in try/"
+    "except Exception; under max_failures return 'failed' and leave messages alone.",
+    "test_compactor_three_failures_open_the_breaker_and_drop_whole_turns": "self.failures += 1 on "
+    "each failure; when it reaches max_failures set self.open = True and drop; while open, drop "
+    "without asking the model.",
+    "test_compactor_says_so_once": "Append the note only at the moment the breaker opens (in the "
+    "except branch), never on the later drops; name the count and the exception in it.",
+    "test_compactor_counts_failures_in_a_row": "Set self.failures = 0 when a summary works: only "
+    "failures in a row open the breaker.",
+    "test_compactor_the_current_request_always_stays": "In drop_oldest start with cut = the last "
+    "User message's index, and look for an earlier cut that fits; never cut after the last one.",
 }
 
 _levels: dict[str, int] = {}  # failing test -> the last level shown

@@ -36,16 +36,20 @@ from ._ref_hooks import (
     parse_condition,
 )
 from ._ref_mcp import McpError, McpToolAdapter, StdioClient, mcp_tools
+from ._ref_results import SUMMARY_PREFIX, Compactor, ResultStore
 
 __all__ = [
     "BOUNDARY",
     "Condition",
     "Command",
     "CommandRegistry",
+    "Compactor",
     "CourseSession",
     "HookRunner",
     "McpError",
     "McpToolAdapter",
+    "ResultStore",
+    "SUMMARY_PREFIX",
     "Skill",
     "SkillIndex",
     "SkillTool",

@@ -501,6 +501,63 @@ BUGS = [
         "            return None\n",
         "test_hook_runner_a_slow_pre_tool_hook_times_out_and_blocks",
     ),
+    Bug(
+        "result-preview-without-the-tail",
+        "ch24",
+        "24",
+        "information lost",
+        '            f"{text[: self.head]}\\n[... {hidden:,} chars not shown ...]\\n{text[-self.tail :]}"\n',
+        '            f"{text[: self.head]}\\n[... {hidden:,} chars not shown ...]"\n',
+        "test_result_store_preview_has_head_tail_path_and_size",
+    ),
+    Bug(
+        "result-file-named-by-the-raw-call-id",
+        "ch24",
+        "24",
+        "path traversal",
+        '        path = self.folder / f"{safe}.txt"\n',
+        '        path = self.folder / f"{call_id}.txt"\n',
+        "test_result_store_a_call_id_cannot_leave_the_folder",
+    ),
+    Bug(
+        "result-pages-counted-from-zero",
+        "ch24",
+        "24",
+        "off by one",
+        "        chosen = lines[offset - 1 : offset - 1 + limit]\n        end = offset - 1 + len(chosen)\n",
+        "        chosen = lines[offset : offset + limit]\n        end = offset + len(chosen)\n",
+        "test_result_store_pages_read_the_whole_file_back",
+    ),
+    Bug(
+        "compaction-failure-raised-out-of-the-turn",
+        "ch24",
+        "24",
+        "failure escapes",
+        "                if self.failures < self.max_failures:\n"
+        '                    return "failed"\n',
+        "                if self.failures < self.max_failures:\n                    raise\n",
+        "test_compactor_a_failed_summary_does_not_fail_the_turn",
+    ),
+    Bug(
+        "breaker-never-resets-on-success",
+        "ch24",
+        "24",
+        "count not reset",
+        "            else:\n                self.failures = 0\n",
+        "            else:\n",
+        "test_compactor_counts_failures_in_a_row",
+    ),
+    Bug(
+        "breaker-tells-at-every-drop",
+        "ch24",
+        "24",
+        "told every turn",
+        '        self.drop_oldest(messages)\n        return "dropped"\n',
+        '        self.notes.append("dropped the oldest turns")\n'
+        "        self.drop_oldest(messages)\n"
+        '        return "dropped"\n',
+        "test_compactor_says_so_once",
+    ),
 ]
 
 
