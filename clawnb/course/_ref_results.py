@@ -121,7 +121,7 @@ class Compactor:
         while (
             i < len(messages)
             and isinstance(messages[i], Message.System)
-            and not messages[i].content.startswith(SUMMARY_PREFIX)
+            and not str(getattr(messages[i], "content", "")).startswith(SUMMARY_PREFIX)
         ):
             i += 1
         return i

@@ -45,7 +45,7 @@ def _turn(n: int, words: int = 300) -> list[Message]:
 
 
 def _history(turns: int, words: int = 300) -> list[Message]:
-    history = [PROMPT]
+    history: list[Message] = [PROMPT]
     for n in range(1, turns + 1):
         history += _turn(n, words)
     return history
