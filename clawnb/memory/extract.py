@@ -219,6 +219,19 @@ class MemoryKeeper:
             noted.append(f"{'updated' if merged else 'new'} {written.name}")
         return noted
 
+    def consolidate_if_due(self, sessions: Path | None) -> list[str]:
+        """Consolidate each memory folder whose gates pass
+        (:func:`clawnb.memory.consolidate.consolidate_if_due`); what was done."""
+        from .consolidate import consolidate_if_due
+
+        done: list[str] = []
+        for store in self.stores():
+            try:
+                done += consolidate_if_due(store, sessions) or []
+            except OSError as exc:  # a folder that cannot be tidied now is tidied later
+                log.info("memory consolidation of %s skipped: %s", store.root, exc)
+        return done
+
     def forget(self, name: str) -> bool:
         return any(store.delete(name) for store in self.stores())
 

@@ -166,6 +166,16 @@ class Memory:
         )
 
 
+def same_memory(a: Memory, b: Memory) -> bool:
+    """The same memory: the same name (file), or descriptions at least :data:`_SIMILAR`
+    alike (case and spacing aside)."""
+    if a.slug == b.slug:
+        return True
+    one = " ".join(a.description.casefold().split())
+    two = " ".join(b.description.casefold().split())
+    return bool(one and two) and SequenceMatcher(None, one, two).ratio() >= _SIMILAR
+
+
 class MemoryStore:
     """The memories of one folder (the user's or the project's): read, write, the index."""
 
@@ -204,16 +214,13 @@ class MemoryStore:
         return self.read(path) if path.is_file() else None
 
     def find_duplicate(self, memory: Memory) -> Memory | None:
-        """An existing memory that is the same one: the same name (slug), or a near-same
-        description (:data:`_SIMILAR`)."""
-        wanted = " ".join(memory.description.casefold().split())
-        for other in self.all():
+        """An existing memory that is the same one (:func:`same_memory`): the same name
+        first, else a near-same description."""
+        others = self.all()
+        for other in others:
             if other.slug == memory.slug:
                 return other
-            said = " ".join(other.description.casefold().split())
-            if wanted and said and SequenceMatcher(None, wanted, said).ratio() >= _SIMILAR:
-                return other
-        return None
+        return next((other for other in others if same_memory(memory, other)), None)
 
     def save(self, memory: Memory) -> tuple[Memory, bool]:
         """Write ``memory`` (redacted), merged into a duplicate when there is one (the

@@ -990,8 +990,11 @@ def _memory_keeper(
     if config.memory == "auto" and (offline or not trusted):
         return None
     from ..memory.extract import MemoryKeeper
+    from .log import sessions_root
 
-    return MemoryKeeper(provider, workspace, trusted=trusted, on_usage=cost.record)
+    keeper = MemoryKeeper(provider, workspace, trusted=trusted, on_usage=cost.record)
+    keeper.consolidate_if_due(sessions_root(workspace, config.sessions_dir))  # gated: cheap
+    return keeper
 
 
 def _duration(seconds: float) -> str:
