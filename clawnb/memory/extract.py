@@ -58,7 +58,8 @@ passing details, or anything secret. Update a memory that the turn changed, dele
 turn proved wrong; never add a memory that is already there.
 Answer with JSON only, no prose:
 {{"operations": [{{"op": "create", "name": "short-name", "description": "one line", \
-"type": "project", "body": "a few lines", "file": "path it was learnt from, if any"}}, \
+"type": "project", "body": "a few lines", "file": "path it was learnt from, if any", \
+"cell": "the notebook cell id, when it was learnt from one cell of a notebook"}}, \
 {{"op": "delete", "name": "short-name"}}]}}
 Answer {{"operations": []}} when nothing is worth keeping.
 
@@ -200,8 +201,9 @@ class MemoryKeeper:
             if target is None or not description:
                 continue
             path, digest = ("", "")
+            cell = str(op.get("cell", "") or "").strip()[:80]
             if isinstance(op.get("file"), str) and op["file"].strip():
-                path, digest = evidence_of(self.workspace, op["file"].strip())
+                path, digest = evidence_of(self.workspace, op["file"].strip(), cell)
             memory = Memory(
                 name=name,
                 description=description,
@@ -210,6 +212,7 @@ class MemoryKeeper:
                 source=redact(source) or path,
                 evidence_path=path,
                 evidence_hash=digest,
+                evidence_cell=cell if path else "",
             )
             try:
                 written, merged = target.save(memory)

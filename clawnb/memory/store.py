@@ -34,6 +34,7 @@ the file changes (or is gone) the memory is marked *possibly stale* in the conte
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,7 @@ from datetime import UTC, datetime
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from ..control.files import read_workspace_text, replace_file
+from ..control.files import read_workspace_bytes, read_workspace_text, replace_file
 from ..control.secrets import redact
 from ..errors import UnsafeFileError
 
@@ -114,6 +115,7 @@ class Memory:
     source: str = ""
     evidence_path: str = ""
     evidence_hash: str = ""
+    evidence_cell: str = ""  # a notebook cell's id, when the evidence is one cell of it
 
     @property
     def slug(self) -> str:
@@ -131,6 +133,8 @@ class Memory:
             lines.append(f"from: {_one_line(self.source, 200)}")
         if self.evidence_path:
             lines.append(f"evidence: {_one_line(self.evidence_path, 300)} {self.evidence_hash}")
+            if self.evidence_cell:
+                lines.append(f"cell: {_one_line(self.evidence_cell, 80)}")
         body = self.body.strip()[:BODY_MAX_CHARS]
         return redact("\n".join(lines) + "\n---\n" + (body + "\n" if body else ""))
 
@@ -163,6 +167,7 @@ class Memory:
             source=fields.get("from", ""),
             evidence_path=path,
             evidence_hash=digest if path else "",
+            evidence_cell=fields.get("cell", "") if path else "",
         )
 
 
@@ -237,6 +242,9 @@ class MemoryStore:
                 source=memory.source or duplicate.source,
                 evidence_path=memory.evidence_path or duplicate.evidence_path,
                 evidence_hash=memory.evidence_hash or duplicate.evidence_hash,
+                evidence_cell=memory.evidence_cell
+                if memory.evidence_path
+                else duplicate.evidence_cell,
             )
         self._write(self._file(memory.name), memory.to_text().encode("utf-8"))
         self.write_index()
@@ -309,25 +317,46 @@ class MemoryStore:
         return "\n".join(out)
 
 
-def evidence_of(workspace: Path, path: str) -> tuple[str, str]:
-    """``(relative path, content hash)`` of a file inside ``workspace`` (``("", "")`` when it
-    is not one)."""
+def evidence_of(workspace: Path, path: str, cell: str = "") -> tuple[str, str]:
+    """``(relative path, content hash)`` of a file inside ``workspace`` — of one cell's source
+    when ``cell`` names a cell (its id, or its index) of a notebook — or ``("", "")`` when it
+    is not one (outside the workspace, missing, no such cell)."""
     try:
+        root = workspace.resolve()
         target = (workspace / path).resolve()
-        relative = target.relative_to(workspace.resolve())
-        data = target.read_bytes() if target.is_file() else None
-    except (OSError, ValueError):
+        relative = target.relative_to(root)
+        if not target.is_file() or target.stat().st_size > 64 * 1024 * 1024:
+            return "", ""
+        data = read_workspace_bytes(target, root=root, max_bytes=64 * 1024 * 1024)
+    except (OSError, ValueError, UnsafeFileError):
         return "", ""
-    if data is None:
-        return "", ""
+    if cell:
+        source = _cell_source(data, cell)
+        if source is None:
+            return "", ""
+        data = source.encode("utf-8")
     return relative.as_posix(), content_hash(data)
 
 
+def _cell_source(notebook: bytes, cell: str) -> str | None:
+    try:
+        cells = json.loads(notebook).get("cells", [])
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(cells, list):
+        return None
+    for i, entry in enumerate(cells):
+        if isinstance(entry, dict) and (entry.get("id") == cell or str(i) == cell):
+            source = entry.get("source", "")
+            return "".join(source) if isinstance(source, list) else str(source)
+    return None
+
+
 def is_stale(memory: Memory, workspace: Path) -> bool:
-    """Has the file a memory was learnt from changed (or gone) since?"""
+    """Has the file (or notebook cell) a memory was learnt from changed, or gone, since?"""
     if not memory.evidence_path or not memory.evidence_hash:
         return False
-    _, now = evidence_of(workspace, memory.evidence_path)
+    _, now = evidence_of(workspace, memory.evidence_path, memory.evidence_cell)
     return now != memory.evidence_hash
 
 
