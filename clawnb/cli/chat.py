@@ -3,7 +3,11 @@
 A streaming REPL over :func:`clawnb.session.assemble.build_agent`: the answer appears as the model
 writes it, each tool call shows as a one-line summary with a short result preview, and a call
 that needs permission stops for a question — ``y`` (once), ``n`` (deny; ``n <reason>`` tells
-the model why) or ``a``/``always`` (allow this tool for the rest of the session).
+the model why) or ``a``/``always`` — a numbered list of the scoped "always" the gate offers
+(``git status*``, ``edit src/**``, an MCP tool or server) for this session, saved for this
+project (``.claw/rules.local.toml``) or saved for the person (``~/.config/clawnb/rules.toml``);
+``a 2`` picks at once. A control file, a secret file or a read outside the workspace offers
+no ``[a]lways``.
 
 Commands come from the one registry every front end shares (:mod:`clawnb.session.commands`):
 ``/plan <task>`` (read-only planning, then execute / revise / drop), ``/cost``, ``/compact``,
@@ -406,7 +410,14 @@ class ChatApp:
                 shown = json.dumps(args, ensure_ascii=False)
                 self.say(f"    {shown if len(shown) <= 500 else shown[:499] + '…'}")
         self._say_styled(question, "1")
-        choices = "[y]es / [n]o / [a]lways" + (" / [v]iew whole" if again else "")
+        # a control file, a secret file, a read outside: only "this call" (the gate decides)
+        explicit = bool(request.details.get("explicit_only")) if request.details else False
+        offers = list(request.details.get("always") or []) if request.details else []
+        choices = (
+            "[y]es / [n]o"
+            + ("" if explicit else " / [a]lways")
+            + (" / [v]iew whole" if again else "")
+        )
         while True:
             try:
                 answer = (await self.console.ask(f"  {choices}: ")).strip()
@@ -423,11 +434,59 @@ class ChatApp:
                 continue
             if word in ("y", "yes"):
                 return Approval.allow_once()
-            if word in ("a", "always"):
-                return Approval.allow_session()
+            if word in ("a", "always") and not explicit:
+                if not offers:
+                    return Approval.allow_session()
+                chosen = await self._ask_always(offers, rest.strip())
+                if chosen is not None:
+                    return chosen
+                self._say_styled(question, "1")
+                continue
             if word in ("n", "no"):
                 return Approval.deny(rest.strip())
-            self.say("  please answer y, n (optionally with a reason) or a")
+            self.say(
+                "  please answer y, n (optionally with a reason)" + ("" if explicit else " or a")
+            )
+
+    async def _ask_always(self, offers: list[dict[str, Any]], pick: str) -> Approval | None:
+        """The scoped "always" the gate offered, and how long it lasts: numbered choices —
+        each offer for this session, and a saveable one saved for this project
+        (``.claw/rules.local.toml``) or for the person (``~/.config/clawnb/rules.toml``).
+        ``a 2`` picks at once; Enter goes back to the question (``None``)."""
+        from ..control.saved_rules import rules_path
+        from ..events import Approval
+
+        workspace = getattr(self.session, "workspace", None) or os.getcwd()
+        home = os.path.expanduser("~")
+
+        def short(path: object) -> str:
+            text = str(path)
+            return "~" + text[len(home) :] if home and text.startswith(home + os.sep) else text
+
+        rows: list[tuple[str, str, str]] = []  # (rule, save, text)
+        for offer in offers:
+            rule, label = str(offer["rule"]), str(offer["label"])
+            rows.append((rule, "session", f"{label}  for this session"))
+            if offer.get("saveable"):
+                for where, what in (("project", "this project"), ("user", "you, everywhere")):
+                    path = short(rules_path(where, workspace))
+                    rows.append((rule, where, f"{label}  saved for {what} ({path})"))
+        if not pick:
+            self.say("  always allow:")
+            for n, (_rule, _save, text) in enumerate(rows, 1):
+                self.say(f"    {n}  {text}")
+            try:
+                pick = (await self.console.ask(f"  which (1-{len(rows)}, Enter: back): ")).strip()
+            except EOFError:
+                return Approval.deny("no answer (end of input)")
+        if not pick:
+            return None
+        if not pick.isdigit() or not 1 <= int(pick) <= len(rows):
+            self.say(f"  no choice {pick!r}: answer 1 to {len(rows)}")
+            return None
+        rule, save, text = rows[int(pick) - 1]
+        self.say(f"  always: {text}")
+        return Approval.allow_always(rule, save)
 
     def _show_command(self, name: str, command: str) -> Callable[[], Awaitable[None]] | None:
         """Show ``command`` as the question does (:func:`~.terminal.approval_view`); what

@@ -608,7 +608,8 @@ def drive_chat(world: World) -> None:
     answer = {"deny": "n", "allow": "y", "always": "a"}[world.attack.data.get("approve", "deny")]
     log: list[str] = []
     prompts = [
-        r"\[y\]es / \[n\]o / \[a\]lways(?: / \[v\]iew whole)?: ",  # v: a shortened command
+        # [a]lways is not offered for a control file (v: a shortened command)
+        r"\[y\]es / \[n\]o(?: / \[a\]lways)?(?: / \[v\]iew whole)?: ",
         r"trust this folder\? .*: ",
         "you> ",
         r"execute this plan\? .*: ",  # plan mode's review: "plan_answer" (default n)
@@ -622,7 +623,12 @@ def drive_chat(world: World) -> None:
             log.append(child.before + (child.after if isinstance(child.after, str) else ""))
             if i == 0:
                 world.approvals.append(child.before)
-                child.sendline(answer)
+                # "always": the first scoped choice (this session); where no "always" is
+                # offered (a control file) a person can only say yes to this call
+                offered = "[a]lways" in str(child.after)
+                child.sendline(
+                    "a 1" if answer == "a" and offered else "y" if answer == "a" else answer
+                )
             elif i == 1:
                 child.sendline(world.attack.data.get("trust_answer", "n"))
             elif i == 2:
