@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -184,6 +185,40 @@ async def test_the_status_names_the_hosts_and_plan_mode_has_no_network(ws):
     on = policy_for(ws, network="on", allowed_hosts=["pypi.org"])
     assert on.policy is not None and not on.policy.proxied
     assert on.describe() == "sandboxed: workspace-write, network"
+
+
+def test_without_tinyproxy_and_socat_the_sandbox_has_no_network_and_says_why(
+    ws, tmp_path, monkeypatch
+):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for program in ("bwrap", "true"):
+        found = shutil.which(program)
+        assert found is not None
+        (bin_dir / program).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    status = policy_for(ws, allowed_hosts=["pypi.org"])
+    assert status.policy is not None and not status.policy.proxied
+    assert status.describe() == (
+        "sandboxed: workspace-write, no network (allowed_hosts needs tinyproxy and socat: "
+        "apt-get install tinyproxy socat)"
+    )
+    assert "--unshare-net" in status.policy.wrap(["true"])
+
+
+def test_the_benchmark_prints_the_ratio_last():
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "bench_sandbox_proxy.py"), "--runs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=root,
+        check=True,
+    )
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("allowlist / network on: ") and last.endswith("x (goal ≤ 1.2x)")
+    assert float(last.split(": ")[1].split("x")[0]) < 5  # loose: one run on a loaded machine
 
 
 async def test_a_proxy_that_cannot_start_refuses_the_command_in_one_line(ws, tmp_path):
