@@ -5,7 +5,7 @@ learner's package as the earlier chapters exported it — and then ``progress --
 result, which reruns every chapter (a hand-run check records no source) against the whole
 package.
 
-Cost: the first pass runs the twenty-three notebooks one after another in one kernel (namespace
+Cost: the first pass runs the twenty-five notebooks one after another in one kernel (namespace
 reset between them, as a new notebook starts empty), about 55 s on two shared cores instead
 of about 90 s for a kernel each; the second pass is ``progress --run`` itself, a kernel per
 notebook as it always does.
