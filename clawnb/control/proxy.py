@@ -67,6 +67,9 @@ CONNECT_PORTS = (443, 80)
 # How long a start may take before it is called a failure.
 START_TIMEOUT = 10.0
 
+# tinyproxy's log line for a filtered host (a CONNECT to another port is logged at Info
+# level, with every request: not read, its 403 "Access violation" is all a client gets)
+_REFUSED = re.compile(r'refused on filtered (?:domain|url) "([^"]+)"')
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
 _NAME = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*$")
 
@@ -222,6 +225,36 @@ class HostProxy:
         """The private temp folder with the config, the filter and the socket."""
         return self._dir
 
+    # -- what it refused --------------------------------------------------------------
+    def log_mark(self) -> int:
+        """How much the proxy has logged so far (for :meth:`refused_since`)."""
+        if self._dir is None:
+            return 0
+        try:
+            return os.path.getsize(os.path.join(self._dir, "tinyproxy.log"))
+        except OSError:
+            return 0
+
+    def refused_since(self, mark: int) -> list[str]:
+        """The hosts the proxy refused since ``mark``, in order, each once, read from its log
+        (``LogLevel Notice`` logs a refused host, not a request)."""
+        if self._dir is None:
+            return []
+        try:
+            with open(os.path.join(self._dir, "tinyproxy.log"), "rb") as fh:
+                fh.seek(mark)
+                text = fh.read(1 << 20).decode("utf-8", "replace")
+        except OSError:
+            return []
+        found: list[str] = []
+        for line in text.splitlines():
+            match = _REFUSED.search(line)
+            if match is not None:
+                host = match.group(1)
+                if host not in found:
+                    found.append(host)
+        return found
+
     # -- start and stop -----------------------------------------------------------------
     def start(self) -> str:
         """Start (once; again if a process died) and return the host socket's path. Raises
@@ -339,7 +372,7 @@ class HostProxy:
             with open(conf, "w", encoding="utf-8") as fh:
                 fh.write(
                     f"Port {port}\nListen 127.0.0.1\nTimeout 600\nMaxClients 256\n"
-                    "LogLevel Error\nDisableViaHeader Yes\n"
+                    "LogLevel Notice\nDisableViaHeader Yes\n"
                     f'Filter "{filter_path}"\nFilterType ere\nFilterDefaultDeny Yes\n'
                     f'ErrorFile 403 "{refusal}"\n'
                     + "".join(f"ConnectPort {p}\n" for p in CONNECT_PORTS)

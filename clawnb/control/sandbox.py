@@ -405,6 +405,24 @@ class SandboxPolicy:
             and self.kind == "bwrap"
         )
 
+    def proxy_mark(self) -> int:
+        """Before a command: where the proxy's log is now (for :meth:`proxy_note`)."""
+        return self.proxy.log_mark() if self.proxied and self.proxy is not None else 0
+
+    def proxy_note(self, mark: int) -> str | None:
+        """After a command: a line naming what the proxy refused it since ``mark``, and the
+        key that allows a host (an HTTPS client shows only ``403 Filtered``), or ``None``."""
+        if not self.proxied or self.proxy is None:
+            return None
+        refused = self.proxy.refused_since(mark)
+        if not refused:
+            return None
+        return (
+            f"[sandbox: the proxy refused {', '.join(refused)}: only [sandbox] allowed_hosts "
+            f"({', '.join(self.allowed_hosts)}) are reached, HTTPS on ports 443 and 80; add a "
+            "host there in the user config (~/.config/clawnb/config.toml)]"
+        )
+
     def close(self) -> None:
         """Stop the allowlist's proxy, if it was started (the session ends)."""
         if self.proxy is not None:

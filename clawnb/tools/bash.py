@@ -244,6 +244,7 @@ class BashTool(BaseTool):
     async def _run(self, command: str, timeout: int, policy: SandboxPolicy | None) -> str:
         missing = policy.prepare() if policy is not None else []
         secrets_before = policy.root_secret_names() if policy is not None else None
+        proxy_mark = policy.proxy_mark() if policy is not None else 0
         try:
             proc = await spawn(
                 ["bash", "-c", command],
@@ -290,6 +291,9 @@ class BashTool(BaseTool):
         note = limit_note(policy, proc.returncode, stderr) if policy else None
         if note is not None:
             stderr += f"\n{note}" if stderr else note
+        refused = policy.proxy_note(proxy_mark) if policy is not None else None
+        if refused is not None:  # [sandbox] allowed_hosts: what the proxy turned away
+            stderr += f"\n{refused}" if stderr else refused
         if timed_out:
             partial = format_output(stdout, stderr, None)
             message = f"command timed out after {timeout}s"

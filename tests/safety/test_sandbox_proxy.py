@@ -107,12 +107,22 @@ async def test_a_sandboxed_command_reaches_a_listed_host_and_is_refused_another(
     assert refused.startswith(f"HTTP 403 clawnb sandbox: refused GET http://127.0.0.1:{server}/ ")
     assert "(Filtered): the sandbox reaches only the hosts in [sandbox] allowed_hosts" in refused
     assert "add the host there in the user config (~/.config/clawnb/config.toml)" in refused
-    assert len(refused.strip().splitlines()) == 1
+    body, *_, note = refused.strip().splitlines()
+    assert body.startswith("HTTP 403 clawnb sandbox: refused") and body.endswith("config.toml)")
+    assert note.startswith("stderr: [sandbox: the proxy refused 127.0.0.1: only [sandbox] allowed")
 
 
-async def test_https_to_an_unlisted_host_is_refused_at_connect(bash):
+async def test_https_to_an_unlisted_host_is_refused_and_the_result_names_it(bash, server):
+    # an HTTPS client shows only "403 Filtered": the result adds which host and which key
     out = await bash.call({"command": fetch("https://example.invalid/")})
     assert out.startswith("ERROR") and "403" in out
+    assert out.strip().splitlines()[-1] == (
+        "stderr: [sandbox: the proxy refused example.invalid: only [sandbox] allowed_hosts (localhost) "
+        "are reached, HTTPS on ports 443 and 80; add a host there in the user config "
+        "(~/.config/clawnb/config.toml)]"
+    )
+    # the next call's result names only its own refusals: none for a listed host
+    assert await bash.call({"command": fetch(f"http://localhost:{server}/")}) == PAGE.decode()
 
 
 async def test_no_direct_connection_without_the_proxy(bash, server):
