@@ -407,7 +407,12 @@ class GatePipeline(Gate):
             decision = self._decide(call, tool, outside or [])
         if decision.explicit or outside or traits_of(tool).always_asks:
             return []
-        return always_offers(call.name, call.arguments, self.workspace)
+        from .control.saved_rules import saved_rule_files
+
+        offers = always_offers(call.name, call.arguments, self.workspace)
+        files = {where: str(path) for where, path in saved_rule_files(self.workspace)}
+        # where a saved one would go, so every front end names the same file
+        return [{**o, "files": files} if o.get("saveable") else o for o in offers]
 
     def _remember(self, call: ToolCall, answer: Approval, offered: list[dict[str, Any]]) -> None:
         """A scoped "always": the session allows the rule from now on, and a saved one is

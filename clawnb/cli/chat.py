@@ -453,24 +453,15 @@ class ChatApp:
         each offer for this session, and a saveable one saved for this project
         (``.claw/rules.local.toml``) or for the person (``~/.config/clawnb/rules.toml``).
         ``a 2`` picks at once; Enter goes back to the question (``None``)."""
-        from ..control.saved_rules import rules_path
+        from ..control.saved_rules import always_rows
         from ..events import Approval
 
-        workspace = getattr(self.session, "workspace", None) or os.getcwd()
         home = os.path.expanduser("~")
 
-        def short(path: object) -> str:
-            text = str(path)
-            return "~" + text[len(home) :] if home and text.startswith(home + os.sep) else text
+        def short(text: str) -> str:
+            return text.replace(home + os.sep, "~" + os.sep) if len(home) > 1 else text
 
-        rows: list[tuple[str, str, str]] = []  # (rule, save, text)
-        for offer in offers:
-            rule, label = str(offer["rule"]), str(offer["label"])
-            rows.append((rule, "session", f"{label}  for this session"))
-            if offer.get("saveable"):
-                for where, what in (("project", "this project"), ("user", "you, everywhere")):
-                    path = short(rules_path(where, workspace))
-                    rows.append((rule, where, f"{label}  saved for {what} ({path})"))
+        rows = [(rule, save, short(text)) for rule, save, text in always_rows(offers)]
         if not pick:
             self.say("  always allow:")
             for n, (_rule, _save, text) in enumerate(rows, 1):

@@ -26,12 +26,14 @@ import json
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from .files import replace_file
 from .trust import project_config_path, user_config_dir
 
 __all__ = [
     "LOCAL_RULES_FILE",
+    "always_rows",
     "SAVE_PLACES",
     "USER_RULES_FILE",
     "forget_rule",
@@ -204,3 +206,18 @@ def forget_rule(
             _write(path, [r for r in rules if r != rule], where, config_home)
             left.append(path)
     return left
+
+
+def always_rows(offers: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """``(rule, save, text)`` for each scoped "always" the gate offered and how long it may
+    last: for this session, or — a saveable one — saved for this project or for the person,
+    in the file the gate named (``offer["files"]``). The chat and the notebook's stdin number the same rows."""
+    rows: list[tuple[str, str, str]] = []
+    for offer in offers:
+        rule, label = str(offer["rule"]), str(offer["label"])
+        rows.append((rule, "session", f"{label}  for this session"))
+        files = offer.get("files") or {}
+        if offer.get("saveable"):
+            for where, what in (("project", "this project"), ("user", "you, everywhere")):
+                rows.append((rule, where, f"{label}  saved for {what} ({files.get(where, '?')})"))
+    return rows

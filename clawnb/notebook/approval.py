@@ -114,8 +114,11 @@ class Approver:
         # a call that changes the agent's own configuration needs a person's own answer:
         # neither an earlier "always" nor an allow policy settles it
         explicit = bool(request.details.get("explicit_only"))
+        # the scoped "always" the gate offers (a bash prefix, a folder, an MCP tool/server)
+        offers = [] if explicit else list(request.details.get("always") or [])
         if card is not None:
             card.once_only = explicit  # no "Always allow" button for it
+            card.always = offers
         # "Always allow" answers are the session's (its gate asks nobody about them again)
         how, why = await self.channel()
         if how == "allow" and explicit:
@@ -147,7 +150,15 @@ class Approver:
             answer = await self.view.ask_approval(card)
         else:
             answer = await self._ask_stdin(request, card)
-        if answer == "always" and not explicit:
+        chosen = card.always_choice if card is not None else None
+        if answer.startswith("always:") and not explicit:
+            rule, _, save = answer.removeprefix("always:").rpartition(":")
+            chosen = (rule, save)
+        if answer.startswith("always") and not explicit and offers and chosen is not None:
+            rule, save = chosen
+            self._mark(card, f"always allowed: {_always_note(offers, rule, save)}")
+            return Approval.allow_always(rule, save)
+        if answer == "always" and not explicit and not offers:
             self._mark(card, "always allowed this session")
             return Approval.allow_session()
         if answer == "approve":
@@ -183,11 +194,28 @@ class Approver:
         # escaped and redacted as on a card: what is approved is what runs
         summary = scrub(request.summary.strip() or request.call.name)
         reason = f" ({request.reason})" if request.reason else ""
-        question = f"Allow {summary}{reason}? [y]es / [n]o / [a]lways: "
+        explicit = bool(request.details.get("explicit_only"))
+        offers = [] if explicit else list(request.details.get("always") or [])
+        always = "" if explicit else " / [a]lways"
+        from ..control.saved_rules import always_rows
+
+        rows = always_rows(offers)
+        if rows:
+            # the scoped choices, numbered: "a" is the first (the narrowest, this session)
+            menu = "; ".join(f"a {n}: {text}" for n, (_r, _s, text) in enumerate(rows, 1))
+            always = f" / [a]lways ({menu})"
+        question = f"Allow {summary}{reason}? [y]es / [n]o{always}: "
         try:
             reply = (await self.ask_line(question)).strip().lower()
         except (EOFError, OSError, RuntimeError):
             return "deny"
+        word, _, pick = reply.partition(" ")
+        if word in ("a", "always") and rows:
+            pick = pick.strip() or "1"
+            if not pick.isdigit() or not 1 <= int(pick) <= len(rows):
+                return "deny"
+            rule, save, _text = rows[int(pick) - 1]
+            return f"always:{rule}:{save}"
         if reply in ("a", "always"):
             return "always"
         if reply in ("y", "yes", "approve", "ok"):
@@ -207,6 +235,15 @@ class Approver:
     def _mark(self, card: Card | None, note: str) -> None:
         if card is not None:
             self.view.set_status(card, PENDING if card.status == WAITING else card.status, note)
+
+
+def _always_note(offers: list[dict[str, Any]], rule: str, save: str) -> str:
+    """What the card says after a scoped "always": ``git status* for this session``."""
+    offer = next((o for o in offers if o.get("rule") == rule), {})
+    label = str(offer.get("label", rule))
+    if save == "session" or not offer.get("saveable"):
+        return f"{label} for this session"
+    return f"{label}, saved in {(offer.get('files') or {}).get(save, save)}"
 
 
 class NotebookInputHandler:

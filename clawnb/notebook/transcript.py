@@ -139,6 +139,10 @@ class Card:
     once_only: bool = False
     # what the person typed next to Deny: sent to the model with the denial
     deny_reason: str = ""
+    # the scoped "always" the gate offered (details["always"]) and the one chosen with how
+    # long it lasts: (rule, "session" | "project" | "user")
+    always: list[Any] = field(default_factory=list)
+    always_choice: tuple[str, str] | None = None
     # a running call's output so far (bash), its tail shown live; capped
     output: str = ""
     parent: str = ""  # the call a subagent made this one for ("" for the agent's own calls)

@@ -486,7 +486,11 @@ class WidgetView(View):
             ("Approve", "approve", "run this call once (key: a)"),
             ("Deny", "deny", "do not run it; the model is told you said no (key: d)"),
         ]
-        if not card.once_only:
+        extra: list[Any] = []  # the scoped "always": what it covers and how long it lasts
+        if not card.once_only and card.always:
+            label, tip, extra = self._always_controls(card)
+            choices.append((label, "always", tip))
+        elif not card.once_only:
             # by tool name, not by call: the label says so before the user clicks
             choices.append(
                 (
@@ -515,7 +519,7 @@ class WidgetView(View):
         instead.add_class("clawnb-instead")
 
         answer_on_enter(instead, answer, "deny")
-        bar = self._bar([*buttons, instead])
+        bar = self._bar([*buttons, *extra, instead])
         bar.add_class("clawnb-approval")
         self._buttons[card.id] = bar
         self.set_status(card, WAITING, card.note)  # keep why it is asked
@@ -529,11 +533,16 @@ class WidgetView(View):
             choice = await answer
             if choice == "deny":
                 card.deny_reason = instead.value
+            if choice == "always" and extra:
+                rule = extra[0].value if len(extra) == 2 else str(card.always[0]["rule"])
+                card.always_choice = (rule, extra[-1].value)
             return choice
         finally:
             self.attention("")
             instead.disabled = True
             instead.close()
+            for control in extra:
+                control.close()
             for button in buttons:
                 button.disabled = True
             if block is not None and block.widget is not None and not self._closed:
@@ -542,6 +551,42 @@ class WidgetView(View):
             bar.close()
             for button in buttons:
                 button.close()
+
+    def _always_controls(self, card: Card) -> tuple[str, str, list[Any]]:
+        """The scoped "always" button's label and tooltip, and its dropdowns: which offer
+        (when the gate offered more than one: an MCP tool or its whole server) and how long
+        (this session, saved for this project, saved for you; a command only allowed as
+        itself is for this session). The last control is always the duration."""
+        w = self._w
+        offers = card.always
+        controls: list[Any] = []
+        if len(offers) > 1:
+            scope = w.Dropdown(
+                options=[(str(o["label"]), str(o["rule"])) for o in offers],
+                value=str(offers[0]["rule"]),
+                description="",
+                layout=w.Layout(width="auto"),
+            )
+            scope.add_class("clawnb-always-scope")
+            controls.append(scope)
+            label = "Always allow"
+        else:
+            label = f"Always allow {offers[0]['label']}"
+        places = [("for this session", "session")]
+        if any(o.get("saveable") for o in offers):
+            places += [("saved for this project", "project"), ("saved for you", "user")]
+        duration = w.Dropdown(
+            options=places, value="session", description="", layout=w.Layout(width="auto")
+        )
+        duration.add_class("clawnb-always-for")
+        duration.disabled = len(places) == 1
+        controls.append(duration)
+        tip = (
+            "allow the calls this covers without asking again: for this session, or saved as "
+            "a rule (.claw/rules.local.toml or your rules.toml; /rules forget removes it) "
+            "(key: A)"
+        )
+        return label, tip, controls
 
     async def choose(self, question: str, options: list[str], *, label: str = "") -> str:
         """A question with option buttons and a free-text answer (a text box alone when there

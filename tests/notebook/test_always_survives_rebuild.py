@@ -1,5 +1,6 @@
 """An "Always allow" answer holds for the notebook's session even when the session is rebuilt
-for the same folder (the config changed between cells), and not for another folder."""
+for the same folder (the config changed between cells), and not for another folder. (On stdin
+"always" is the first scoped choice: ``write(notes/**)`` for this session.)"""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ def test_always_allow_outlives_a_config_change_but_not_a_new_folder(tmp_path) ->
     write_script(
         ws / "s.jsonl",
         [
-            call_turn("w1", "write", path="a.txt", content="1"),
+            call_turn("w1", "write", path="notes/a.txt", content="1"),
             {"text": "first"},
         ],
     )
     write_script(
-        ws / "s2.jsonl", [call_turn("w2", "write", path="b.txt", content="2"), {"text": "second"}]
+        ws / "s2.jsonl",
+        [call_turn("w2", "write", path="notes/b.txt", content="2"), {"text": "second"}],
     )
     kernel = Kernel(ws, kernel_env(tmp_path, CLAWNB_FRONTEND_TIMEOUT="5"))
     try:
@@ -37,14 +39,14 @@ def test_always_allow_outlives_a_config_change_but_not_a_new_folder(tmp_path) ->
             "%%claw --model scripted:s.jsonl --approve stdin\none", stdin_reply="always"
         )
         assert run.status == "ok" and run.prompts, run.text
-        assert (ws / "a.txt").read_text() == "1"
+        assert (ws / "notes" / "a.txt").read_text() == "1"
         (config / "config.toml").write_text("max_turns = 30\n")  # the session is rebuilt
         run = kernel.execute(
             "%%claw --model scripted:s2.jsonl --approve stdin\ntwo", stdin_reply="n"
         )
         assert run.status == "ok" and "second" in run.text, run.text
         assert not run.prompts  # not asked again
-        assert (ws / "b.txt").read_text() == "2"
+        assert (ws / "notes" / "b.txt").read_text() == "2"
         write_script(
             other / "t.jsonl", [call_turn("w3", "write", path="c.txt", content="3"), {"text": "x"}]
         )

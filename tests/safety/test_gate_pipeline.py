@@ -462,12 +462,13 @@ async def test_approval_request_details(ws):
     call = ToolCall("r", "read", {"path": "a.cfg"})
     refusal = await gate.before_tool(call, ReadTool(ws))
     assert refusal.content == "error: the user denied this tool call"
-    assert approver.requests[0].details == {
-        "mode": "default",
-        "rule": "read(*.cfg)",
-        # the scoped "always" the question offers (tests/safety/test_scoped_always.py)
-        "always": [{"rule": "read", "label": "every read call", "saveable": True}],
-    }
+    details = approver.requests[0].details
+    # the scoped "always" the question offers, and where a saved one would go
+    # (tests/safety/test_scoped_always.py)
+    (offer,) = details.pop("always")
+    assert offer.pop("files")["project"] == str(ws / ".claw" / "rules.local.toml")
+    assert offer == {"rule": "read", "label": "every read call", "saveable": True}
+    assert details == {"mode": "default", "rule": "read(*.cfg)"}
 
 
 async def test_interrupt_while_waiting_for_approval_keeps_history_valid(ws):
