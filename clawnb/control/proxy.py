@@ -347,8 +347,11 @@ class HostProxy:
     def _spawn(self, tinyproxy: str, socat: str) -> list[subprocess.Popen[bytes]]:
         import tempfile
 
+        _sweep_orphans(tempfile.gettempdir())
         folder = tempfile.mkdtemp(prefix="clawnb-proxy-")  # 0700: ours alone
         self._dir = folder
+        with open(os.path.join(folder, "owner"), "w", encoding="ascii") as fh:
+            fh.write(f"{os.getpid()}\n")  # for _sweep_orphans, after a kill -9 of this process
         filter_path = os.path.join(folder, "allowed-hosts")
         with open(filter_path, "w", encoding="utf-8") as fh:
             fh.write("# [sandbox] allowed_hosts\n")
@@ -410,6 +413,35 @@ class HostProxy:
                 _end(proc)
             raise ProxyUnavailable("socat did not open the proxy's socket")
         return started
+
+
+def _sweep_orphans(temp: str) -> None:
+    """Remove the private folders of proxies whose agent died without cleaning up (a
+    ``kill -9``: its processes died with it, the folder stayed): ours (same owner), with an
+    ``owner`` file naming a process that no longer runs."""
+    import shutil
+
+    try:
+        entries = [e for e in os.scandir(temp) if e.name.startswith("clawnb-proxy-")]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.stat().st_uid != os.geteuid():
+                continue
+            with open(os.path.join(entry.path, "owner"), encoding="ascii") as fh:
+                pid = int(fh.read().strip())
+        except (OSError, ValueError):
+            continue
+        if pid == os.getpid():
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # its agent still runs
+        except ProcessLookupError:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _listening(port: int) -> bool:

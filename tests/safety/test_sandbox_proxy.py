@@ -170,6 +170,7 @@ async def test_the_proxy_starts_at_the_first_command_and_stops_with_close(ws, se
     assert oct(os.stat(folder).st_mode & 0o777) == "0o700"
     assert sorted(os.listdir(folder)) == [
         "allowed-hosts",
+        "owner",
         "proxy.sock",
         "refused.txt",
         "tinyproxy.conf",
@@ -275,12 +276,18 @@ def test_no_proxy_process_outlives_a_kill_9_of_the_agent(tmp_path):
     )
     try:
         assert agent.stdout is not None
-        *numbers, _folder = agent.stdout.readline().split()
+        *numbers, folder = agent.stdout.readline().split()
         pids = [int(n) for n in numbers]
         assert len(pids) == 2 and all(running(p) for p in pids)
         os.kill(agent.pid, signal.SIGKILL)
         agent.wait(10)
         assert wait_until(lambda: not any(running(p) for p in pids))
+        # its folder stays behind, until the next proxy of this user starts
+        assert os.path.isdir(folder)
+        proxy = HostProxy(["localhost"])
+        proxy.start()
+        proxy.stop()
+        assert not os.path.exists(folder)
     finally:
         if agent.poll() is None:
             agent.kill()
