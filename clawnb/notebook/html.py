@@ -127,6 +127,11 @@ STYLE = (
     "font-weight:600}"
     ".clawnb-bar .clawnb-deny{border:2px solid var(--jp-error-color1,#d32f2f)}"
     ".clawnb-bar .clawnb-always{border:2px solid var(--jp-warn-color1,#f57c00)}"
+    # the scoped "always": which calls it covers and how long it lasts, beside its button
+    ".clawnb-bar :is(.clawnb-always-for,.clawnb-always-scope){width:auto;margin:0}"
+    ".clawnb-bar :is(.clawnb-always-for,.clawnb-always-scope) select{width:auto;"
+    "max-width:100%;color:var(--jp-widgets-input-color,var(--jp-ui-font-color1,inherit));"
+    "background:var(--jp-widgets-input-background-color,var(--jp-layout-color1,inherit))}"
     ".clawnb-bar .clawnb-plan-execute{border:2px solid var(--jp-success-color1,#388e3c);"
     "font-weight:600}"
     ".clawnb-bar .clawnb-plan-revise{border:2px solid var(--jp-brand-color1,#1976d2)}"

@@ -568,6 +568,7 @@ class WidgetView(View):
                 layout=w.Layout(width="auto"),
             )
             scope.add_class("clawnb-always-scope")
+            scope.tooltip = "which calls the 'always' covers"
             controls.append(scope)
             label = "Always allow"
         else:
@@ -579,6 +580,7 @@ class WidgetView(View):
             options=places, value="session", description="", layout=w.Layout(width="auto")
         )
         duration.add_class("clawnb-always-for")
+        duration.tooltip = "how long the 'always' lasts: this session, or saved as a rule"
         duration.disabled = len(places) == 1
         controls.append(duration)
         tip = (

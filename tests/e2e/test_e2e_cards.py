@@ -133,7 +133,9 @@ def test_every_card_state_reads_in_light_and_dark_and_fits_560px(lab) -> None:
     # cell 2 waits on the edit: the exact diff, framed, with its buttons
     claw = lab.cell(2)
     lab.wait_output(2, r"waiting for approval")
-    claw.get_by_role("button", name="Always allow edit", exact=True).wait_for()
+    # the scoped "always": this file (it is at the top of the workspace), with how long
+    claw.get_by_role("button", name="Always allow edit inventory.py", exact=True).wait_for()
+    assert claw.locator(".clawnb-bar .clawnb-always-for select").count() == 1
     out = lab.output_text(2)
     assert "line 4: 0 removed, 1 added" in out
     assert "+    4 |     'plums': 7," in out and "     3 |     'pears': 5," in out
@@ -168,8 +170,8 @@ def test_every_card_state_reads_in_light_and_dark_and_fits_560px(lab) -> None:
     _check_both_themes(lab, OUTPUT, "run-python")
     claw.get_by_role("button", name="Approve", exact=True).click()
 
-    # bash: "Always allow bash", then the running state
-    claw.get_by_role("button", name="Always allow bash", exact=True).click()
+    # bash: a compound line is allowed only as itself (for this session), then it runs
+    claw.get_by_role("button", name="Always allow this exact command", exact=True).click()
     lab.wait_output(2, r"running \d+s")
     _check_both_themes(lab, OUTPUT, "running")
 
@@ -177,5 +179,5 @@ def test_every_card_state_reads_in_light_and_dark_and_fits_560px(lab) -> None:
     lab.wait_output(3, r"after the cards", timeout_ms=30_000)
     lab.wait_prompt_done(2)
     final = lab.output_text(2)
-    assert "always allowed this session" in final
+    assert "always allowed: this exact command for this session" in final
     _check_both_themes(lab, OUTPUT, "static")
