@@ -3,7 +3,7 @@
 Each notebook is written by the test: ``%load_ext clawnb``, a ``%%claw`` cell, and a plain
 Python cell after it. With the offline scripted model (text, then a ``write`` call), "Run All"
 must show the text while the cell runs, park on a tool card that says "waiting for approval"
-with Approve / Deny / Always allow write buttons, keep the next cell queued, and after a click
+with Approve / Deny / Always allow write … buttons, keep the next cell queued, and after a click
 finish the turn and let "Run All" go on. A slow OpenAI-compatible server on 127.0.0.1 proves
 the answer streams in word by word. Screenshots of every step land in
 ``test-artifacts/e2e/``. The contract is ``docs/notebook.md``.
@@ -65,8 +65,10 @@ def _run_until_approval_card(lab, target_file: Path):
     lab.shot("text-streamed")
 
     lab.wait_output(1, r"waiting for approval")
-    for name in ("Approve", "Deny", "Always allow write"):
+    for name in ("Approve", "Deny"):
         claw.get_by_role("button", name=name, exact=True).wait_for()
+    # the scoped "always": "Always allow write NAME" (the file, or its top folder)
+    claw.get_by_role("button", name="Always allow write", exact=False).wait_for()
     # Parked on the approval: the tool has not run and "Run All" has not moved on.
     lab.page.wait_for_timeout(300)
     assert lab.prompt(1) == "[*]:"
@@ -119,27 +121,28 @@ def test_claw_cell_always_allow_answers_the_next_write_too(lab) -> None:
     workdir = lab.server.root / "always"
     workdir.mkdir()
     turns = [
-        {"text": STREAMED, "tool_calls": [_write_call("call_1", "first.txt")]},
-        {"text": "And a second file.", "tool_calls": [_write_call("call_2", "second.txt")]},
+        # in one folder: "always" for the first covers the second (write notes/**)
+        {"text": STREAMED, "tool_calls": [_write_call("call_1", "notes/first.txt")]},
+        {"text": "And a second file.", "tool_calls": [_write_call("call_2", "notes/second.txt")]},
         {"text": "Both files are written."},
     ]
     (workdir / "script.jsonl").write_text("".join(json.dumps(t) + "\n" for t in turns))
     cells = [
         "%load_ext clawnb",
         "%%claw --model scripted:script.jsonl\nWrite two files.",
-        "import pathlib\nprint('after claw cell:', sorted(p.name for p in pathlib.Path().glob('*.txt')))",
+        "import pathlib\nprint('after claw cell:', sorted(p.name for p in pathlib.Path('notes').glob('*.txt')))",
     ]
     lab.open(lab.server.write_notebook("always.ipynb", cells, directory=workdir))
 
-    claw = _run_until_approval_card(lab, workdir / "first.txt")
-    claw.get_by_role("button", name="Always allow write", exact=True).click()
+    claw = _run_until_approval_card(lab, workdir / "notes" / "first.txt")
+    claw.get_by_role("button", name="Always allow write notes/**", exact=True).click()
 
     # The second write is not asked about: the turn runs to its end with no further click.
     lab.wait_output(1, r"Both files are written\.")
     lab.wait_output(2, r"after claw cell: \['first\.txt', 'second\.txt'\]")
     lab.wait_prompt_done(1)
     lab.shot("always-allowed-both-written")
-    assert (workdir / "second.txt").read_text() == FILE_CONTENT
+    assert (workdir / "notes" / "second.txt").read_text() == FILE_CONTENT
 
 
 # -- live streaming from a slow local model server -------------------------------------------
