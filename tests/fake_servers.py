@@ -21,7 +21,9 @@
 * **forced tool choice**: ``tool_choice`` naming a function (or ``"required"``) makes the
   model call it, every time it is sent — the way a grammar-constrained model does;
 * **strict alternation** (``template="mistral-nemo"``): llama-server with Mistral-Nemo's
-  template refuses a conversation whose roles do not alternate, with a 400.
+  template refuses a conversation whose roles do not alternate, or a tool-call id that is not
+  9 alphanumerics, with a 400 (the bytes the real server sent);
+* :class:`RecordedServer` answers with real servers' recorded exchanges, byte for byte.
 
 Replies are scripted :class:`Reply` s, served in order (then ``Reply("ok")``). Every request
 body is kept in ``requests``. The server runs in a thread, so synchronous tests (pexpect,
@@ -272,9 +274,10 @@ class FakeServer:
         self.thread.join(5)
 
 
-# llama-server --jinja with models/templates/mistralai-Mistral-Nemo-Instruct-2407.jinja: the
-# reference says it refuses two user (or two system) messages in a row with a 400; the words
-# are the template's own raise_exception, which llama-server passes on.
+# llama-server --jinja with models/templates/mistralai-Mistral-Nemo-Instruct-2407.jinja refuses
+# two user (or two system) messages in a row with a 400, its words the template's own
+# raise_exception inside llama-server's "Unable to generate parser for this template" (the
+# body is replayed from tests/providers/data/recorded_exchanges.json).
 ALTERNATION_MESSAGE = (
     "After the optional system message, conversation roles must alternate "
     "user/assistant/user/assistant/..."
@@ -291,15 +294,13 @@ def _alternation_error(messages: list[dict[str, Any]]) -> tuple[int, Any] | None
     ]
     for i, message in enumerate(counted):
         if (message.get("role") == "user") != (i % 2 == 0):
-            body = {
-                "error": {
-                    "code": 400,
-                    "message": ALTERNATION_MESSAGE,
-                    "type": "invalid_request_error",
-                }
-            }
-            return 400, body
+            return _recorded_error("nemo/two_users")  # the real server's bytes
     return None
+
+
+def _recorded_error(case: str) -> tuple[int, Any]:
+    recorded = recorded_exchanges()[case]
+    return recorded["status"], json.loads(recorded["body"])
 
 
 # The same template, on each assistant tool call and each tool result:
@@ -314,9 +315,7 @@ def _tool_id_error(messages: list[dict[str, Any]]) -> tuple[int, Any] | None:
     ids += [str(m.get("tool_call_id")) for m in messages if m.get("role") == "tool"]
     if all(re.fullmatch(r"[A-Za-z0-9]{9}", i) for i in ids):
         return None
-    return 400, {
-        "error": {"code": 400, "message": TOOL_ID_MESSAGE, "type": "invalid_request_error"}
-    }
+    return _recorded_error("nemo/long_tool_id")
 
 
 def _error(recorded: dict[str, Any]) -> tuple[int, Any]:
@@ -528,6 +527,127 @@ class Listener:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def __enter__(self) -> Listener:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+RECORDINGS = Path(__file__).parent / "providers" / "data" / "recorded_exchanges.json"
+
+
+def recorded_exchanges() -> dict[str, dict[str, Any]]:
+    """The exchanges ``tests/providers/record_real_servers.py`` recorded from real servers,
+    by case name (``"lcp/stream_tools_auto"``, ``"ls512/json_overflow"``, …)."""
+    return dict(json.loads(RECORDINGS.read_text())["exchanges"])
+
+
+class RecordedServer:
+    """A server on 127.0.0.1 that answers with real servers' recorded bytes (issue 27).
+
+    ``RecordedServer("lcp")`` is llama-cpp-python 0.3.36's server (``--n_ctx 8192``,
+    ``chatml-function-calling``), ``"lcp512"`` the same at ``--n_ctx 512``; ``"ls"`` is
+    llama.cpp's ``llama-server --jinja -c 8192`` (Qwen2.5 template), ``"ls512"`` at ``-c 512``,
+    ``"nemo"`` with the Mistral-Nemo template. Each request is answered with the recording of
+    the case the real server was seen to answer that way — picked by the request's shape as
+    that server decides (:meth:`case_for`): an empty 200 where llama-cpp-python fails inside a
+    stream, the 400 a strict template raises, an overflow past the window — and its status,
+    content type and body go out exactly as recorded. ``requests`` keeps each body, ``cases``
+    each case served."""
+
+    WINDOWS = {"lcp": 8192, "lcp512": 512, "ls": 8192, "ls512": 512, "nemo": 8192}
+
+    def __init__(self, peer: str) -> None:
+        if peer not in self.WINDOWS:
+            raise ValueError(f"unknown peer {peer!r}")
+        self.peer = peer
+        self.exchanges = recorded_exchanges()
+        self.requests: list[dict[str, Any]] = []
+        self.cases: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+                path = self.path.split("?")[0].rstrip("/")
+                family = "ls512" if outer.peer == "ls512" else outer.peer.rstrip("512")
+                name = {"/v1/models": "models", "/props": "props"}.get(path)
+                self._replay(f"{family}/{name}" if name else None)
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                self._replay(outer.case_for(body))
+
+            def _replay(self, case: str | None) -> None:
+                recorded = outer.exchanges.get(case or "")
+                if recorded is None:
+                    data, status, kind = b'{"error":"not recorded"}', 404, "application/json"
+                else:
+                    outer.cases.append(str(case))
+                    data = recorded["body"].encode("utf-8")
+                    status = recorded["status"]
+                    kind = recorded["headers"].get("content-type", "application/json")
+                self.send_response_only(status)
+                self.send_header("Date", formatdate(usegmt=True))
+                server = (recorded or {}).get("headers", {}).get("server")
+                if server:
+                    self.send_header("Server", server)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    def case_for(self, body: dict[str, Any]) -> str:
+        """The recorded case the real server answered a request of this shape with."""
+        messages = body.get("messages", [])
+        stream = "stream" if body.get("stream") else "json"
+        tools = bool(body.get("tools"))
+        choice = body.get("tool_choice")
+        if estimate(messages) > self.WINDOWS[self.peer]:
+            family = "lcp512" if self.peer.startswith("lcp") else "ls512"
+            return f"{family}/{stream}_overflow"
+        if self.peer.startswith("lcp"):
+            if stream == "stream" and tools and choice == "auto":
+                return "lcp/stream_tools_auto"  # the handler raises inside the stream
+            if tools and isinstance(choice, dict):
+                return "lcp/stream_tools_forced"
+            if tools and choice is None:
+                return "lcp/stream_tools_ignored"
+            return "lcp/stream" if stream == "stream" else "lcp/json_tools_auto"
+        tool_round = any(m.get("role") == "tool" for m in messages)
+        if self.peer == "nemo":
+            if _alternation_error(messages) is not None:
+                systems = [m for m in messages if m.get("role") == "system"]
+                if len(systems) > 1:
+                    return "nemo/two_systems"
+                return "nemo/tool_round_no_answer" if tool_round else "nemo/two_users"
+            if _tool_id_error(messages) is not None:
+                return "nemo/long_tool_id"
+            if tools and choice == "required":
+                return "nemo/stream_tools_required"
+            return "nemo/nine_char_tool_id" if tool_round else "nemo/stream"
+        if tool_round:
+            return "ls/stream_tool_followup"
+        if tools and choice == "required":
+            return f"ls/{stream}_tools_required"
+        if tools and isinstance(choice, dict):
+            return "ls/stream_tools_named"  # "Wrong type supplied for parameter 'tool_choice'"
+        return "ls/stream_tools_auto" if tools else "ls/stream"
+
+    def __enter__(self) -> RecordedServer:
         self.thread.start()
         return self
 

@@ -968,7 +968,9 @@ class OpenAICompatProvider:
         kind = detect(models, response.headers.get("server"))
         if kind is not None:
             self.profile = PROFILES[kind]
-            self.context_window = models_context_window(models, self.model)
+            # the window the server names (vLLM, llama-server); one it does not name stays
+            # as given (llama-cpp-python's --n_ctx)
+            self.context_window = models_context_window(models, self.model) or self.context_window
             log.info("%s looks like %s", self.api_base, self.profile.name)
         return self.profile
 
@@ -1032,7 +1034,14 @@ class OpenAICompatProvider:
                     error, cause = exc, None
                 if progress.delivered:
                     raise error from cause  # output was shown: never restart silently
-                delay = self._retry_delay(attempt, error) if retries else None
+                if retries:
+                    delay = self._retry_delay(attempt, error)
+                else:
+                    # even a request asked once: a connection that closed before any answer
+                    # (a kept-alive one the server had dropped — llama-cpp-python after an
+                    # empty stream) gets one more try, on a new connection
+                    closed = isinstance(cause, (httpx.ReadError, httpx.RemoteProtocolError))
+                    delay = 0.0 if attempt == 0 and closed and not progress.answered else None
                 if delay is None:
                     raise error from cause
                 attempt += 1

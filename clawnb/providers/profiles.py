@@ -104,13 +104,19 @@ def detect(models: Any, server_header: str | None = None) -> str | None:
 
 
 def models_context_window(models: Any, model: str) -> int | None:
-    """The context window ``/v1/models`` states for ``model`` (vLLM's ``max_model_len``)."""
+    """The context window ``/v1/models`` states for ``model``: vLLM's ``max_model_len``, or
+    llama-server's ``meta.n_ctx`` (its ``-c``; ``n_ctx_train`` is the model's, not the
+    server's)."""
     entries = _entries(models)
     chosen = [e for e in entries if e.get("id") == model] or entries[:1]
     for entry in chosen:
-        value = entry.get("max_model_len")
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
+        meta = entry.get("meta")
+        for value in (
+            entry.get("max_model_len"),
+            meta.get("n_ctx") if isinstance(meta, dict) else None,
+        ):
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
     return None
 
 

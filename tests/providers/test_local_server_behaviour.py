@@ -178,7 +178,7 @@ def test_the_strict_fake_refuses_what_the_book_conversion_sends():
                 server.url + "/chat/completions", json={"model": "m", "messages": wire}
             )
             assert response.status_code == 400
-            assert response.json()["error"]["message"] == ALTERNATION_MESSAGE
+            assert ALTERNATION_MESSAGE in response.json()["error"]["message"]
 
 
 def test_wire_messages_merges_neighbours_and_fills_the_missing_turn():
