@@ -72,6 +72,7 @@ Answer {{"operations": []}} when nothing is worth keeping.
 </turn>"""
 
 _TURN_CHARS = 24_000
+START_DELAY = 0.25  # seconds: a prompt sent right after the turn goes out before the review
 _MAX_OPERATIONS = 10
 
 
@@ -110,8 +111,11 @@ class MemoryKeeper:
     config_home: str | None = None
     on_noted: Callable[[str], object] | None = None
     on_usage: Callable[[Any], object] | None = None  # the session's cost tracker
+    start_delay: float = START_DELAY
     tasks: set[asyncio.Task[list[str]]] = field(default_factory=set)
     last_noted: list[str] = field(default_factory=list)
+    # what the review is shown as kept: read once, then refreshed by apply()/forget()
+    _known: str | None = field(default=None, repr=False)
 
     @property
     def user(self) -> MemoryStore:
@@ -154,16 +158,22 @@ class MemoryKeeper:
         was noted, in words; a failure is logged, never raised."""
         from ..context import full_transcript
 
-        try:
-            known = "\n".join(
-                f"- {m.name} ({m.type}): {m.description}" for s in self.stores() for m in s.all()
-            )
+        def request() -> str:
+            known = self.known()
             text = redact(full_transcript(turn))[-_TURN_CHARS:]
-            prompt = EXTRACT_PROMPT.format(memories=known or "(none)", turn=text)
+            return EXTRACT_PROMPT.format(memories=known or "(none)", turn=text)
+
+        try:
+            # a prompt sent at once builds and sends its request first (the review's own
+            # request would take the loop for a millisecond or two just then); the files and
+            # the redaction run in a thread, the loop being the next prompt's
+            await asyncio.sleep(self.start_delay)
+            prompt = await asyncio.to_thread(request)
             answer = await complete(self.provider, [Message.User(prompt)], [])
             if answer.usage is not None and self.on_usage is not None:
                 self.on_usage(answer.usage)
-            noted = self.apply(parse_operations(answer.text), source)
+            operations = parse_operations(answer.text)
+            noted = await asyncio.to_thread(self.apply, operations, source)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - memory must never fail a session
@@ -177,8 +187,22 @@ class MemoryKeeper:
                 log.exception("memory on_noted listener failed")
         return noted
 
+    def known(self) -> str:
+        """The memories kept, one line each, as the review is shown them."""
+        if self._known is None:
+            self._known = "\n".join(
+                f"- {m.name} ({m.type}): {m.description}" for s in self.stores() for m in s.all()
+            )
+        return self._known
+
     def apply(self, operations: list[dict[str, Any]], source: str = "") -> list[str]:
         """Carry out create/update/delete operations; returns one phrase per change made."""
+        noted = self._apply(operations, source)
+        if noted:
+            self._known = None
+        return noted
+
+    def _apply(self, operations: list[dict[str, Any]], source: str) -> list[str]:
         noted: list[str] = []
         for op in operations:
             kind = str(op.get("op", "")).lower()
@@ -235,7 +259,13 @@ class MemoryKeeper:
                 log.info("memory consolidation of %s skipped: %s", store.root, exc)
         return done
 
+    def changed(self) -> None:
+        """The folders changed behind the keeper's back (``/memory forget``, a hand edit):
+        the next review reads them again."""
+        self._known = None
+
     def forget(self, name: str) -> bool:
+        self._known = None
         return any(store.delete(name) for store in self.stores())
 
     def find(self, name: str) -> tuple[MemoryStore, Memory] | None:

@@ -70,6 +70,9 @@ def memory_text(session: Any, argv: list[str], prefix: str = "/") -> str:
             return redact(f"{path}\n{memory.to_text().rstrip()}{stale}")
         if action == "forget":
             store.delete(name)
+            keeper = getattr(session, "memory", None)
+            if keeper is not None:
+                keeper.changed()
             return f"forgot {memory.name} ({path} deleted)"
         return f"edit {path} in an editor; the index is rebuilt at the next change"
     raise CommandError(f"no memory named {name!r} (see {prefix}memory)")

@@ -825,8 +825,15 @@ def _noted_line(agent: Any, label: str) -> Any:
 
     from ..memory.notice import NotedLine
 
+    class Shown:
+        def __init__(self, text: str) -> None:
+            self.handle = display({"text/plain": text}, raw=True, display_id=True)
+
+        def update(self, text: str) -> None:
+            self.handle.update({"text/plain": text}, raw=True)
+
     def show(text: str) -> Any:
-        return display({"text/plain": text}, raw=True, display_id=True)
+        return Shown(text)
 
     agent.memory_source = label
     memory.on_noted = line = NotedLine(show)

@@ -112,10 +112,12 @@ async def test_an_injected_turn_cannot_write_memory_outside_the_memory_folders(
     after_ws = {k: v for k, v in files_under(trusted_ws).items() if not k.startswith(".claw")}
     assert after_ws == before_ws
     assert ((home / ".bashrc").read_bytes() if (home / ".bashrc").is_file() else None) == bashrc
-    # what was written is inside the memory folders, one plain file per memory
+    # what was written is inside the memory folders: one plain file per memory (and the
+    # consolidation's own state and lock files)
     for root in (memory, user_memory_dir()):
         for path in root.iterdir():
-            assert path.parent == root and path.suffix == ".md"
+            assert path.is_file() and not path.is_symlink()
+            assert path.suffix == ".md" or path.name.startswith(".consolidat"), path
     # the planted link was replaced by a file of its own, never written through
     assert not (memory / "planted.md").is_symlink()
     # evidence outside the workspace is not recorded
