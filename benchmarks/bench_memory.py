@@ -9,12 +9,11 @@ still running (with memory on); the reviews are waited for after the round, outs
 timing. The sessions alternate round by round; the figure printed last is the ratio of the
 median next-prompt latency, on over off.
 
-A review waits :data:`clawnb.memory.extract.START_DELAY` (0.25 s) before it builds and sends
-its request, so with the default 30 ms turns the next prompt's request is already out when
-it starts; with ``--turn-ms 400`` the review's request goes out while the next prompt waits
-for its model (measured 2026-12-02: 1.006). Without the delay the 30 ms case measured
-1.04-1.23: the review's request took the loop for a few milliseconds just as the next
-prompt built its own.
+A review runs in a thread on an event loop of its own and waits
+:data:`clawnb.memory.extract.START_DELAY` (0.25 s) before it builds and sends its request
+(measured 2026-12-02: 1.025-1.027). On the caller's loop with no delay the same case measured
+1.04-1.23: the review's request took the loop for a few milliseconds just as the next prompt
+built its own.
 
     python benchmarks/bench_memory.py [--rounds 20] [--turn-ms 30] [--review-ms 300]
 """
@@ -127,6 +126,7 @@ async def run(rounds: int, turn_s: float, review_s: float) -> tuple[list[float],
         for session in sessions.values():
             session.close()
         server.shutdown()
+        server.server_close()
     kept = len(list((tmp / "on" / ".claw" / "memory").glob("fact-*.md")))
     print(f"memories written with memory on: {kept}")
     return timings["on"], timings["off"]

@@ -1,8 +1,9 @@
 """Learning from a turn, off the critical path.
 
-After a turn of the person's ends, :meth:`MemoryKeeper.after_turn` starts an asyncio task
-and returns at once: the next prompt is never kept waiting for it. The task makes one model
-call with **no tools** (nothing the model answers can run, read or write anything) that
+After a turn of the person's ends, :meth:`MemoryKeeper.after_turn` starts the review in a
+thread with an event loop of its own and returns at once: the next prompt is never kept
+waiting for it, and the review goes on whatever the caller's loop does (the chat's runs only
+during a turn). After :data:`START_DELAY` it makes one model call with **no tools** (nothing the model answers can run, read or write anything) that
 reviews the turn next to the memories already kept and answers with JSON operations::
 
     {"operations": [
@@ -27,7 +28,9 @@ import asyncio
 import json
 import logging
 import re
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,10 +115,12 @@ class MemoryKeeper:
     on_noted: Callable[[str], object] | None = None
     on_usage: Callable[[Any], object] | None = None  # the session's cost tracker
     start_delay: float = START_DELAY
-    tasks: set[asyncio.Task[list[str]]] = field(default_factory=set)
+    tasks: set[Future[list[str]]] = field(default_factory=set)  # the reviews running
     last_noted: list[str] = field(default_factory=list)
     # what the review is shown as kept: read once, then refreshed by apply()/forget()
     _known: str | None = field(default=None, repr=False)
+    # one review writes at a time (two finishing together must not both add a memory)
+    _writing: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def user(self) -> MemoryStore:
@@ -134,24 +139,31 @@ class MemoryKeeper:
         return self.project if self.trusted else None
 
     # -- after a turn ---------------------------------------------------------------------------
-    def after_turn(self, turn: list[Message], source: str = "") -> asyncio.Task[list[str]] | None:
-        """Start reviewing ``turn`` in the background; returns the task (``None`` when there
-        is no running loop or nothing to review). Never raises, never waits."""
+    def after_turn(self, turn: list[Message], source: str = "") -> Future[list[str]] | None:
+        """Start reviewing ``turn`` in a thread of its own, on an event loop of its own, and
+        return at once (``None`` when there is nothing to review). Its own loop: the chat's
+        runs only during a turn and ``asyncio.run`` cancels what is left when it returns,
+        so a review on the caller's loop would stall or vanish. Never raises, never waits."""
         if not turn:
             return None
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return None
-        task = loop.create_task(self.review(list(turn), source))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        return task
+        future: Future[list[str]] = Future()
+        messages = list(turn)
+
+        def run() -> None:
+            try:
+                future.set_result(asyncio.run(self.review(messages, source)))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+                future.set_exception(exc)
+
+        self.tasks.add(future)
+        future.add_done_callback(self.tasks.discard)
+        threading.Thread(target=run, name="clawnb-memory-review", daemon=True).start()
+        return future
 
     async def settled(self) -> None:
         """Wait for the reviews still running (tests, the API before its loop ends)."""
         while self.tasks:
-            await asyncio.wait(list(self.tasks))
+            await asyncio.wait([asyncio.wrap_future(f) for f in list(self.tasks)])
 
     async def review(self, turn: list[Message], source: str = "") -> list[str]:
         """One tool-less call over ``turn``; the operations it answers applied. Returns what
@@ -197,9 +209,10 @@ class MemoryKeeper:
 
     def apply(self, operations: list[dict[str, Any]], source: str = "") -> list[str]:
         """Carry out create/update/delete operations; returns one phrase per change made."""
-        noted = self._apply(operations, source)
-        if noted:
-            self._known = None
+        with self._writing:
+            noted = self._apply(operations, source)
+            if noted:
+                self._known = None
         return noted
 
     def _apply(self, operations: list[dict[str, Any]], source: str) -> list[str]:
@@ -265,8 +278,9 @@ class MemoryKeeper:
         self._known = None
 
     def forget(self, name: str) -> bool:
-        self._known = None
-        return any(store.delete(name) for store in self.stores())
+        with self._writing:
+            self._known = None
+            return any(store.delete(name) for store in self.stores())
 
     def find(self, name: str) -> tuple[MemoryStore, Memory] | None:
         for store in self.stores():

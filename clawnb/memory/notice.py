@@ -11,6 +11,7 @@ the front end displays: ``show(text)`` returns a handle with ``update(text)`` (I
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -24,17 +25,21 @@ class NotedLine:
         self.show = show
         self.handle: Any = None
         self.early: str | None = None
+        self._lock = threading.Lock()  # the review calls from its own thread
 
     def __call__(self, text: str) -> None:
-        if self.handle is not None:
-            self.handle.update(text)
-        else:
-            self.early = text
+        with self._lock:
+            if self.handle is None:
+                self.early = text
+                return
+            handle = self.handle
+        handle.update(text)
 
     def place(self, pending: bool) -> None:
         """At the end of the cell: an output for the line when a review is still running
         (``pending``), or the line itself when one already finished."""
-        if self.early is not None:
-            self.handle = self.show(self.early)
-        elif pending:
-            self.handle = self.show("")
+        with self._lock:
+            if self.early is not None:
+                self.handle = self.show(self.early)
+            elif pending:
+                self.handle = self.show("")
