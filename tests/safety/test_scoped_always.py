@@ -273,9 +273,7 @@ def test_a_saved_rules_file_with_other_keys_is_one_error_naming_it(tmp_path, hom
         ConfigLoader.load(project_dir=repo)
 
 
-async def test_rules_lists_saved_rules_with_their_file_and_forget_removes_one(
-    tmp_path, home, repo
-):
+async def test_rules_lists_saved_rules_with_their_file_and_forget_removes_one(tmp_path, home, repo):
     from clawnb.errors import CommandError
 
     asker = Asker(Approval.allow_always("bash(git status*)", "project"))
