@@ -34,6 +34,10 @@ from pathlib import Path
 
 from clawnb.control.sandbox import policy_for
 
+# The sandbox has a private, empty /tmp: a Python under /tmp (a CI clone's venv) is not there,
+# so sandboxed commands use the system's interpreter when it has one.
+SANDBOX_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
 NAME, VERSION = "clawnb_bench_tiny", "1.0"
 
 
@@ -99,7 +103,7 @@ def pip_download(host: str, port: int) -> list[str]:
         "NO_PROXY",
         "-u",
         "no_proxy",
-        sys.executable,
+        SANDBOX_PYTHON,
         "-m",
         "pip",
         "download",

@@ -20,6 +20,10 @@ from clawnb.control.proxy import proxy_programs
 from clawnb.control.sandbox import bwrap_path, policy_for
 from clawnb.tools import BashTool
 
+# The sandbox has a private, empty /tmp: a Python under /tmp (a CI clone's venv) is not there,
+# so sandboxed commands use the system's interpreter when it has one.
+SANDBOX_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
 _TINYPROXY, _SOCAT = proxy_programs()
 _MISSING = [
     name
@@ -84,7 +88,7 @@ def bash(tmp_path: Path) -> Iterator[BashTool]:
 
 
 def python(script: str) -> str:
-    return f"{sys.executable} -c {shlex.quote(textwrap.dedent(script))}"
+    return f"{SANDBOX_PYTHON} -c {shlex.quote(textwrap.dedent(script))}"
 
 
 def raw(request: str) -> str:

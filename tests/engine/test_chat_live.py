@@ -209,8 +209,9 @@ def test_ctrl_c_during_a_live_stream(tmp_path):
         child.close()
     assert child.exitstatus == 0
     assert len(server.requests) == 2
-    # the interrupted turn left no assistant message; the next request carries both prompts,
-    # joined into one user message (the roles alternate, as strict templates demand)
+    # the interrupted turn keeps what was streamed as the assistant's reply, marked
+    # interrupted, so the next request alternates user / assistant / user
     sent = server.requests[1][0]["messages"]
-    assert [m["role"] for m in sent] == ["system", "user"]
-    assert sent[1]["content"] == "take your time\n\nagain"
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "user"]
+    assert sent[1]["content"] == "take your time" and sent[3]["content"] == "again"
+    assert "interrupted" in sent[2]["content"]

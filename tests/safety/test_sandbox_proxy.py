@@ -24,6 +24,10 @@ from clawnb.control.sandbox import bwrap_path, policy_for
 from clawnb.tools import BashTool, ToolError
 from tests.conftest import running, wait_until
 
+# The sandbox has a private, empty /tmp: a Python under /tmp (a CI clone's venv) is not there,
+# so sandboxed commands use the system's interpreter when it has one.
+SANDBOX_PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+
 _TINYPROXY, _SOCAT = proxy_programs()
 _MISSING = [
     name
@@ -98,7 +102,7 @@ FETCH = textwrap.dedent(
 
 
 def fetch(url: str) -> str:
-    return f"{sys.executable} -c '{FETCH}' {url}"
+    return f"{SANDBOX_PYTHON} -c '{FETCH}' {url}"
 
 
 async def test_a_sandboxed_command_reaches_a_listed_host_and_is_refused_another(bash, server):
@@ -144,7 +148,7 @@ async def test_no_direct_connection_without_the_proxy(bash, server):
             print("no proxy: refused")
         """
     )
-    out = await bash.call({"command": f"{sys.executable} -c '{script}'"})
+    out = await bash.call({"command": f"{SANDBOX_PYTHON} -c '{script}'"})
     assert "reached" not in out, out
     assert out.count("refused") == 3
 
