@@ -23,6 +23,7 @@ The ratios are printed last.
 from __future__ import annotations
 
 import argparse
+import atexit
 import asyncio
 import http.client
 import json
@@ -85,8 +86,9 @@ class Server:
         return times
 
     def close(self) -> None:
-        self.process.terminate()
-        self.process.wait()
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait()
 
 
 def serve() -> None:
@@ -152,7 +154,7 @@ def settled(ws: Path) -> None:
 
 def session(ws: Path, provider: object, *, skills: bool) -> AgentSession:
     return build_agent(
-        Config(),
+        Config(memory="off"),  # a memory review after a turn would be another request
         workspace=ws,
         provider=provider,  # type: ignore[arg-type]
         model="bench",
@@ -221,6 +223,7 @@ async def main() -> None:
         assert skill is not None
         plain = prepare_invocation(skill, "the sales notebook").render()  # the same text
         server = Server()
+        atexit.register(server.close)  # a failed run leaves no server behind
         remote = OpenAICompatProvider("bench", api_key="badkey", base_url=server.url)
         over_http = session(ws, remote, skills=True)
         medians = {}
