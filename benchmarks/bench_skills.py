@@ -23,8 +23,8 @@ The ratios are printed last.
 from __future__ import annotations
 
 import argparse
-import atexit
 import asyncio
+import atexit
 import http.client
 import json
 import os
