@@ -48,6 +48,7 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
 
 
 TERM = re.compile(r"""\s*(tool|args\.\w+)\s*(==|!=|=~|~=)\s*('[^']*'|"[^"]*")\s*""")
+JOIN = re.compile(r"&&|\|\||\Z")
 
 
 @dataclass
@@ -72,43 +73,38 @@ class Condition:
 
 
 def _matcher(op: str, value: str, text: str) -> Callable[[str], bool]:
-    if op == "==":
-        return lambda actual: actual == value
-    if op == "!=":
-        return lambda actual: actual != value
-    if op == "=~":
-        try:
-            pattern = re.compile(value)
-        except re.error as exc:
-            raise ValueError(
-                f"if {text!r}: {value!r} is not a regular expression ({exc})"
-            ) from None
-        return lambda actual: pattern.search(actual) is not None
-    glob = glob_to_regex(value)
-    return lambda actual: glob.match(actual) is not None
+    """What one test asks of the text it is given."""
+    if op in ("==", "!="):
+        wanted = op == "=="  # "is" or "is not"
+        return lambda actual: (actual == value) is wanted
+    if op == "~=":
+        glob = glob_to_regex(value)
+        return lambda actual: glob.match(actual) is not None
+    try:
+        pattern = re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"if {text!r}: {value!r} is not a regular expression ({exc})") from None
+    return lambda actual: pattern.search(actual) is not None
+
+
+WANTED = "tool or args.KEY, an operator (==, !=, =~, ~=) and a quoted value"
 
 
 def parse_condition(text: str) -> Condition:
-    tests = []
-    joins = set()
-    pos = 0
+    tests, joins, pos = [], set(), 0
     while True:
         found = TERM.match(text, pos)
         if found is None:
-            raise ValueError(
-                f"if {text!r}: expected tool or args.KEY, an operator (==, !=, =~, ~=) and a "
-                f"quoted value at character {pos + 1}"
-            )
+            raise ValueError(f"if {text!r}: expected {WANTED} at character {pos + 1}")
         subject, op, quoted = found.groups()
         tests.append((subject, op, _matcher(op, quoted[1:-1], text)))
-        pos = found.end()
-        if pos == len(text):
+        after = JOIN.match(text, found.end())  # && or ||, or the end of the text
+        if after is None:
+            raise ValueError(f"if {text!r}: expected && or || at character {found.end() + 1}")
+        if not after.group():
             break
-        join = text[pos : pos + 2]
-        if join not in ("&&", "||"):
-            raise ValueError(f"if {text!r}: expected && or || at character {pos + 1}")
-        joins.add(join)
-        pos += 2
+        joins.add(after.group())
+        pos = after.end()
     if len(joins) > 1:
         raise ValueError(f"if {text!r}: && and || cannot be mixed; split it into two hooks")
     return Condition(text, tests, all_of=joins != {"||"})
@@ -134,6 +130,14 @@ def expand_text(template: str, values: Mapping[str, Any]) -> str:
     return VARIABLE.sub(lambda m: _value(m, values), template)
 
 
+# how a value is quoted where it stands: bare, inside '…' or inside "…"
+QUOTE_FOR: dict[str | None, Callable[[str], str]] = {
+    None: shlex.quote,
+    "'": lambda value: value.replace("'", "'\\''"),  # close, an escaped quote, reopen
+    '"': lambda value: re.sub(r'([\\$`"])', r"\\\1", value),
+}
+
+
 def expand_command(template: str, values: Mapping[str, Any]) -> str:
     """For a shell: each value quoted for the place it stands, so it is one literal word."""
     out = []
@@ -143,13 +147,7 @@ def expand_command(template: str, values: Mapping[str, Any]) -> str:
         c = template[i]
         found = VARIABLE.match(template, i) if c == "$" else None
         if found is not None:
-            value = _value(found, values)
-            if quote is None:
-                out.append(shlex.quote(value))
-            elif quote == "'":
-                out.append(value.replace("'", "'\\''"))  # close, an escaped quote, reopen
-            else:
-                out.append(re.sub(r'([\\$`"])', r"\\\1", value))
+            out.append(QUOTE_FOR[quote](_value(found, values)))
             i = found.end()
             continue
         out.append(c)
@@ -210,11 +208,7 @@ class HookRunner:
                 )
 
     async def fire(
-        self,
-        event: str,
-        tool: str | None = None,
-        args: Any = None,
-        message: str | None = None,
+        self, event: str, *, tool: str | None = None, args: Any = None, message: str | None = None
     ) -> str | None:
         """Run ``event``'s matching hooks in order. On pre_tool the first block wins: its
         reason is returned and the rest do not run. Every other event returns None."""

@@ -50,25 +50,30 @@ def test_hook_rules_each_operator_compares_as_documented(impl, tmp):
 @suite.test
 def test_hook_rules_a_glob_star_stays_in_its_folder(impl, tmp):
     # * and ? never cross a /; ** crosses any number of folders, none included.
-    glob = "args.path ~= 'src/*.py'"
-    assert _holds(impl, glob, "write", {"path": "src/app.py"})
-    assert not _holds(impl, glob, "write", {"path": "src/pkg/app.py"})
-    deep = "args.path ~= 'src/**/*.py'"
-    assert _holds(impl, deep, "write", {"path": "src/pkg/sub/app.py"})
-    assert _holds(impl, deep, "write", {"path": "src/app.py"})
-    assert not _holds(impl, deep, "write", {"path": "tests/app.py"})
+    one, deep = "args.path ~= 'src/*.py'", "args.path ~= 'src/**/*.py'"
+    for condition, path, expected in [
+        (one, "src/app.py", True),
+        (one, "src/pkg/app.py", False),
+        (deep, "src/pkg/sub/app.py", True),
+        (deep, "src/app.py", True),
+        (deep, "tests/app.py", False),
+    ]:
+        got = _holds(impl, condition, "write", {"path": path})
+        assert got is expected, f"{condition} on the path {path!r}: expected {expected}, got {got}"
 
 
 @suite.test
 def test_hook_rules_and_needs_all_or_needs_any(impl, tmp):
     both = "tool == 'bash' && args.command =~ '^git '"
-    assert _holds(impl, both, "bash", {"command": "git status"})
-    assert not _holds(impl, both, "bash", {"command": "ls"})
-    assert not _holds(impl, both, "read", {"command": "git status"})
+    assert _holds(impl, both, "bash", {"command": "git status"}), "&&: both sides hold"
+    assert not _holds(impl, both, "bash", {"command": "ls"}), "&&: the second side fails"
+    assert not _holds(impl, both, "read", {"command": "git status"}), "&&: the first side fails"
     either = "args.path ~= '*.lock' || args.path == 'package-lock.json'"
-    assert _holds(impl, either, "write", {"path": "package-lock.json"})
-    assert _holds(impl, either, "write", {"path": "Cargo.lock"})
-    assert not _holds(impl, either, "write", {"path": "main.rs"})
+    paths = ["package-lock.json", "Cargo.lock", "main.rs"]
+    held = [path for path in paths if _holds(impl, either, "write", {"path": path})]
+    assert held == ["package-lock.json", "Cargo.lock"], (
+        f"||: one side is enough; it held for {held}"
+    )
 
 
 @suite.test
