@@ -10,6 +10,7 @@ from shipped import fill_in, shipped_course
 
 from clawnb.course import export, parts
 from clawnb.course._save import execute_notebook
+from clawnb.types import AssistantTurn, Message, StopReason, ToolCall
 
 
 def _course(tmp_path, exercises=False):
@@ -73,6 +74,22 @@ def test_parts_loads_a_package_whose_chapters_call_parts_themselves(tmp_path, mo
     from my_agent import ch03_agentic_loop
 
     assert ch03_agentic_loop.MockProvider is provider
+
+
+def test_chapter_4s_history_check_works_from_the_learners_package(tmp_path, monkeypatch):
+    # The exported module must carry the chapter's imports: history_is_valid names Message,
+    # and from my_agent/ (not the notebook's namespace) a missing import is a NameError.
+    folder = _course(tmp_path, exercises=True)
+    fill_in(folder)
+    monkeypatch.chdir(folder)
+    export("04_messages_and_types.ipynb")
+    history_is_valid = parts("history_is_valid", use="mine")
+    assert history_is_valid.__module__ == "my_agent.ch04_messages_and_types"
+    call = ToolCall("c1", "read", {"path": "a.txt"})
+    asked = Message.Assistant(AssistantTurn(None, [call], StopReason.TOOL_USE))
+    assert history_is_valid([Message.User("read a.txt"), asked, Message.ToolResult("c1", "x")])
+    assert not history_is_valid([Message.User("read a.txt"), asked])
+    assert not history_is_valid([Message.ToolResult("c1", "an orphan")])
 
 
 def _run(path, env):
