@@ -31,6 +31,7 @@ __all__ = [
     "AnyStreamEvent",
     "EventCallback",
     "StreamEvent",
+    "OnStreamEvent",
     "StreamEventCallback",
     "emit",
     "emit_turn",
@@ -158,6 +159,8 @@ AnyAgentEvent: TypeAlias = (
 
 StreamEventCallback: TypeAlias = Callable[[AnyStreamEvent], Awaitable[None] | None]
 """What a streaming provider calls with each event as it arrives (sync or async)."""
+OnStreamEvent: TypeAlias = StreamEventCallback | None
+"""``stream_chat``'s ``on_event``: the callback, or None when nobody listens."""
 AgentEventCallback: TypeAlias = Callable[[AnyAgentEvent], Awaitable[None] | None]
 """What a loop calls with each event for its front end (sync or async)."""
 EventT = TypeVar("EventT")

@@ -32,7 +32,7 @@ from typing import (
 )
 
 if TYPE_CHECKING:  # events.py builds on these nouns; only the type checker needs its names
-    from .events import StreamEventCallback
+    from .events import OnStreamEvent
 
 __all__ = [
     "JSON",
@@ -546,10 +546,7 @@ class StreamProvider(Protocol):
     returned at the end."""
 
     async def stream_chat(
-        self,
-        messages: list[Message],
-        tools: list[ToolDefinition],
-        on_event: StreamEventCallback | None = None,
+        self, messages: list[Message], tools: list[ToolDefinition], on_event: OnStreamEvent = None
     ) -> AssistantTurn: ...
 
 

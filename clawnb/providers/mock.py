@@ -8,7 +8,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from ..errors import ProviderError
-from ..events import StreamEventCallback, emit_turn
+from ..events import OnStreamEvent, emit_turn
 from ..types import AssistantTurn, Message, ToolDefinition
 
 __all__ = ["CannedStream", "MockProvider", "MockStreamProvider"]
@@ -46,10 +46,7 @@ class CannedStream(ABC):
         return [text]
 
     async def stream_chat(
-        self,
-        messages: list[Message],
-        tools: list[ToolDefinition],
-        on_event: StreamEventCallback | None = None,
+        self, messages: list[Message], tools: list[ToolDefinition], on_event: OnStreamEvent = None
     ) -> AssistantTurn:
         turn = await self.chat(messages, tools)
         await emit_turn(on_event, turn, pieces=self.pieces)

@@ -63,7 +63,7 @@ from ..errors import (
     ServerError,
     StreamError,
 )
-from ..events import StreamEventCallback, emit, emit_turn
+from ..events import OnStreamEvent, StreamEventCallback, emit, emit_turn
 from ..prompt import system_content
 from ..types import (
     AssistantTurn,
@@ -1051,10 +1051,7 @@ class OpenAICompatProvider:
     # -- StreamProvider -----------------------------------------------------------------------
 
     async def stream_chat(
-        self,
-        messages: list[Message],
-        tools: list[ToolDefinition],
-        on_event: StreamEventCallback | None = None,
+        self, messages: list[Message], tools: list[ToolDefinition], on_event: OnStreamEvent = None
     ) -> AssistantTurn:
         """Stream one turn: ``on_event`` sees every event as its line arrives; the assembled
         turn is returned. Retries happen only before the first event reached ``on_event``."""

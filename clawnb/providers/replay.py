@@ -25,7 +25,7 @@ from typing import Any
 
 from ..control.secrets import redact
 from ..errors import ScriptError
-from ..events import StreamEventCallback, emit_turn
+from ..events import OnStreamEvent, emit_turn
 from ..types import (
     AnyProvider,
     AssistantTurn,
@@ -219,10 +219,7 @@ class RecordingProvider:
         return turn
 
     async def stream_chat(
-        self,
-        messages: list[Message],
-        tools: list[ToolDefinition],
-        on_event: StreamEventCallback | None = None,
+        self, messages: list[Message], tools: list[ToolDefinition], on_event: OnStreamEvent = None
     ) -> AssistantTurn:
         if isinstance(self.inner, StreamProvider):
             turn = await self.inner.stream_chat(messages, tools, on_event)
