@@ -48,6 +48,15 @@ Production compaction (seed 001), on top of the book's:
   stops asking for summaries and drops the oldest turns instead (whole turns, so every tool
   call keeps its results), and says so once (a warning, and :attr:`ContextManager.notes`).
   A forced ``/compact`` still tries, and a success closes the breaker again.
+* **Old results cleared in place** (before any summary): a tool result that was persisted
+  (:class:`~clawnb.tools.results.ResultLimiter`) costs its ~2 KB preview on every later
+  request. Once the previews behind the most recent ``clear_keep`` persisted results (and
+  before the current request) would together free ``clear_min_tokens`` (default a tenth of
+  the threshold), each is replaced by its one-line stub (path and size,
+  :func:`~clawnb.tools.results.cleared_stub`) — all at once, so the prompt-cache prefix
+  breaks at that boundary only, not on every request. Nothing is lost: the file is on disk
+  and ``read`` pages through it. Counted in :attr:`ContextManager.clearings`; it is not a
+  compaction (no summary, no ``compact`` event, the skills are not re-attached).
 * Automatic, forced (:meth:`~ContextManager.compact_now`) and emergency
   (:meth:`~ContextManager.recover`, after the server refused the request) compaction all go
   through :meth:`~ContextManager.compact`; ``on_compact`` hears of each one
@@ -113,6 +122,7 @@ FALLBACK_SUMMARY = "Previous conversation."
 REQUESTS_HEADER = "\n\n[Requests from the person so far, in order (verbatim; long ones clipped)]"
 FILES_HEADER = "\n\n[Files read recently, as they are now (re-attached after compaction)]"
 MAX_FAILURES = 3  # consecutive summary failures before the circuit breaker opens
+CLEAR_KEEP = 4  # the most recent persisted results that keep their preview
 
 _CHARS_PER_TOKEN = 4
 _MESSAGE_OVERHEAD = 4  # role markers and separators the server adds per message
@@ -316,6 +326,8 @@ class ContextManager:
         reattach_tokens: int = 20_000,
         on_compact: Callable[[Compaction], object] | None = None,
         file_state: ReadRecord | None = None,
+        clear_keep: int = CLEAR_KEEP,
+        clear_min_tokens: int | None = None,
     ) -> None:
         if max_tokens <= 0:
             raise ValueError("max_tokens must be positive")
@@ -323,6 +335,8 @@ class ContextManager:
             raise ValueError("preserve_recent must not be negative")
         if output_reserve < 0 or reattach_tokens < 0:
             raise ValueError("output_reserve and reattach_tokens must not be negative")
+        if clear_keep < 0 or (clear_min_tokens is not None and clear_min_tokens < 1):
+            raise ValueError("clear_keep must not be negative, clear_min_tokens must be positive")
         self.max_tokens = max_tokens
         self.preserve_recent = preserve_recent
         self.summarizer = summarizer
@@ -334,6 +348,9 @@ class ContextManager:
         # re-read from disk only what the read tool really returned (a denied read never
         # recorded its file): without it, a re-attached file is its last read result
         self.file_state = file_state
+        self.clear_keep = clear_keep
+        self._clear_min_tokens = clear_min_tokens
+        self.clearings = 0  # times old persisted results were cleared to their stubs
         self.tokens_used = 0  # the book's counter: everything recorded so far
         self.context_tokens = 0  # what the next request will carry (compared with threshold)
         self.compactions = 0
@@ -345,6 +362,41 @@ class ContextManager:
     def threshold(self) -> int:
         """Where compaction starts: the budget less the output reserve (at least half of it)."""
         return max(self.max_tokens - self.output_reserve, self.max_tokens // 2, 1)
+
+    @property
+    def clear_min_tokens(self) -> int:
+        """What clearing old results must free at least (tokens), so that it breaks the
+        prompt-cache prefix rarely: ``clear_min_tokens``, else a tenth of the threshold."""
+        if self._clear_min_tokens is not None:
+            return self._clear_min_tokens
+        return max(self.threshold // 10, 1)
+
+    def clear_old_results(self, messages: list[Message]) -> int:
+        """Replace the previews of persisted results behind the most recent ``clear_keep``
+        ones (and before the current request) by their one-line stubs, in place — but only
+        when that frees at least :attr:`clear_min_tokens`. Returns the tokens freed (0: the
+        history is unchanged)."""
+        from .tools.results import cleared_stub
+
+        current = len(messages) - _current_request(messages)
+        found: list[tuple[int, str, str]] = []  # (index, call id, stub)
+        freed = 0
+        for i, msg in enumerate(messages):
+            if isinstance(msg, Message.ToolResult):
+                stub = cleared_stub(msg.content)
+                if stub is not None:
+                    found.append((i, msg.id, stub))
+        old = [item for item in found[: max(len(found) - self.clear_keep, 0)] if item[0] < current]
+        for i, _, stub in old:
+            freed += (len(getattr(messages[i], "content", "")) - len(stub)) // _CHARS_PER_TOKEN
+        if not old or freed < self.clear_min_tokens:
+            return 0
+        for i, call_id, stub in old:
+            messages[i] = Message.ToolResult(call_id, stub)
+        self.clearings += 1
+        self.context_tokens = max(self.context_tokens - freed, 0)
+        log.info("cleared %d old persisted results from the context (~%d tokens)", len(old), freed)
+        return freed
 
     @property
     def breaker_open(self) -> bool:
@@ -381,8 +433,9 @@ class ContextManager:
             self.context_tokens = estimate_tokens(messages)
         self._recorded = False
         self.fit_window(getattr(provider, "context_window", None))
+        cleared = self.clear_old_results(messages) > 0
         if not self.should_compact():
-            return False
+            return cleared
         if self._breaker.open:
             return self._drop_oldest(messages, trigger) > 0
         try:

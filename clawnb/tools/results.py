@@ -18,6 +18,12 @@ crowd out the conversation (or overflow the model's context). :class:`ResultLimi
   Ten parallel reads each under the threshold can no longer fill a small model's window in
   one step.
 
+A persisted result many turns behind costs its preview on every later request.
+:func:`cleared_stub` gives the one line (path and size) that stands for it once
+:class:`~clawnb.context.ContextManager` clears old results in place (see
+``docs/sessions.md``): the full text is still on disk, so nothing is lost that ``read`` cannot
+bring back.
+
 What the person sees on the tool card does not change: :meth:`ResultLimiter.card` gives the
 front end the output as before (up to :data:`CARD_CHARS`, head and tail, with the path of the
 saved copy when it was cut) — only the model's copy is the preview.
@@ -41,6 +47,7 @@ __all__ = [
     "DEFAULT_TURN_BUDGET_CHARS",
     "PREVIEW_CHARS",
     "ResultLimiter",
+    "cleared_stub",
     "truncate_middle",
 ]
 
@@ -50,6 +57,11 @@ PREVIEW_CHARS = 2_000  # what a persisted result costs the context (plus its not
 CARD_CHARS = 50_000  # what the card shows of one result (the card before persistence)
 
 _PREVIEW_START = "[output too large for the context ("
+_CLEARED_START = "[old result cleared from the context ("
+_SAVED_NOTE = re.compile(
+    re.escape(_PREVIEW_START)
+    + r"([\d,]+) chars, ([\d,]+) lines\): saved in full to (.+?)\. Below is a preview;"
+)
 _TAIL_FROM = 4 * PREVIEW_CHARS  # below this a tail adds little to the head
 _TAIL_CHARS = 500
 
@@ -105,6 +117,21 @@ def preview(content: str, saved: Path | None, error: str | None = None) -> str:
         head = _cut_at_line(content, PREVIEW_CHARS)
         body = f"{head}\n[... {len(content) - len(head):,} chars not shown ...]"
     return f"{note}\n\n{body}"
+
+
+def cleared_stub(content: str) -> str | None:
+    """The one line that replaces a persisted result's preview when old results are cleared
+    from the context: the saved file's path and size, and how to read it again. ``None``
+    when ``content`` is not a preview of a saved result (a result in full, a preview whose
+    save failed, or a stub already)."""
+    match = _SAVED_NOTE.match(content)
+    if match is None:
+        return None
+    chars, lines, path = match.groups()
+    return (
+        f"{_CLEARED_START}{chars} chars, {lines} lines): saved in full to {path}; "
+        "read it with the read tool (offset/limit) or grep it if it is needed again]"
+    )
 
 
 class ResultLimiter:
