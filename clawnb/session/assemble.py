@@ -270,7 +270,6 @@ class AgentSession:
         also added to the parent's. ``ask_user`` only for a child that runs in the foreground
         of a front end that answers questions."""
         from ..control.sandbox import status_from_config
-        from ..gates import GatePipeline
         from ..tools import default_tools
         from ..tools.subagent import ToolCallsOnly
 
@@ -284,18 +283,9 @@ class AgentSession:
             cost.record(usage)
             parent_cost.record(usage)  # the parent's total includes what its children used
 
-        gate = GatePipeline.from_config(
-            self.config,
-            workspace=ws,
-            mode=_gate_mode(PermissionMode.parse(self.mode)),
-            approve=self.approvals,
-            checkpoints=self.checkpoints,
-            sandbox=sandbox,
-            # one hook engine per session: a child's calls fire the same hooks, `once` and
-            # the last runs (/hooks) are the session's
-            hooks=self.hook_engine,
-            directories=getattr(self.gate, "directories", None),  # the folders the person added
-        )
+        mode = PermissionMode.parse(self.mode)
+        # the parent's gate, rebuilt for this workspace: its rules, hook engine and added folders
+        gate = _session_gate(self.config, ws, mode, self.approvals, self.checkpoints, sandbox, self)
         questions = self.questions if foreground and self.offers_questions else None
         toolset = default_tools(ws, input_handler=questions, web=self.web, sandbox=sandbox)
         for tool in self.extra_tools:  # the kernel's tools: there is one kernel
@@ -1010,6 +1000,33 @@ def _label(prompt: str) -> str:
     return words if len(words) <= 40 else words[:39] + "…"
 
 
+def _session_gate(
+    config: Config,
+    workspace: Path,
+    mode: PermissionMode,
+    approve: ApprovalCallback,
+    checkpoints: Checkpoints,
+    sandbox: SandboxStatus | None,
+    parent: AgentSession | None = None,
+) -> Gate:
+    """The gate a session's tool calls pass — the config's rules in the session's mode —
+    built the same way for a session and for its children. A child's shares its ``parent``'s
+    hook engine (``once`` and the last runs in ``/hooks`` are the session's) and the folders
+    the person added."""
+    from ..gates import GatePipeline
+
+    return GatePipeline.from_config(
+        config,
+        workspace=workspace,
+        mode=_gate_mode(mode),
+        approve=approve,
+        checkpoints=checkpoints,
+        sandbox=sandbox,
+        hooks=parent.hook_engine if parent is not None else None,
+        directories=getattr(parent.gate, "directories", None) if parent is not None else None,
+    )
+
+
 def _gate_mode(mode: PermissionMode) -> PermissionMode:
     """The permission mode the gate enforces for a session mode: plan mode's planning phase
     offers read-only tools only (the planner's phase), and the approved plan then runs with
@@ -1143,16 +1160,7 @@ def build_agent(
 
     the_gate: Gate | None
     if gate is True:
-        from ..gates import GatePipeline
-
-        the_gate = GatePipeline.from_config(
-            config,
-            workspace=ws,
-            mode=_gate_mode(session_mode),
-            approve=approvals,
-            checkpoints=checkpoints,
-            sandbox=sandbox,
-        )
+        the_gate = _session_gate(config, ws, session_mode, approvals, checkpoints, sandbox)
     elif gate is False or gate is None:
         the_gate = None
     else:
