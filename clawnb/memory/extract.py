@@ -20,6 +20,11 @@ name, near-same description) is merged instead of added; every text passes the r
 ``user``/``feedback`` memories go to the person's folder; ``project``/``reference`` ones to
 the project's, only in a trusted workspace. What was noted is said in one line
 (``on_noted``: ``noted: …``).
+
+The system prompt's memory section is read once, at the session's start, and never
+rewritten (that would change the first bytes of every later request and lose the prompt
+cache). What a review changes mid-session reaches the model instead as a reminder after the
+history, with the person's next message (:meth:`MemoryKeeper.reminder`).
 """
 
 from __future__ import annotations
@@ -121,6 +126,8 @@ class MemoryKeeper:
     _known: str | None = field(default=None, repr=False)
     # one review writes at a time (two finishing together must not both add a memory)
     _writing: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # what changed since the model was last told (the next message's reminder)
+    _untold: list[str] = field(default_factory=list, repr=False)
 
     @property
     def user(self) -> MemoryStore:
@@ -199,6 +206,19 @@ class MemoryKeeper:
                 log.exception("memory on_noted listener failed")
         return noted
 
+    def reminder(self) -> str | None:
+        """What the reviews changed since the last call, for the reminder that travels with
+        the person's next message (the system prompt's memory section stays as it was at
+        the start); ``None`` when nothing changed. Each change is told once."""
+        with self._writing:
+            lines, self._untold = self._untold, []
+        if not lines:
+            return None
+        return (
+            "Memory changed during this session (the memory section above is as it was at the start):\n"
+            + "\n".join(f"- {line}" for line in lines)
+        )
+
     def known(self) -> str:
         """The memories kept, one line each, as the review is shown them."""
         if self._known is None:
@@ -227,6 +247,7 @@ class MemoryKeeper:
                 for store in self.stores():
                     if store.delete(name):
                         noted.append(f"forgot {name}")
+                        self._untold.append(f"forgotten: {name}")
                 continue
             if kind not in ("create", "update", "add"):
                 continue
@@ -257,6 +278,10 @@ class MemoryKeeper:
                 log.info("memory %s not written: %s", name, exc)
                 continue
             noted.append(f"{'updated' if merged else 'new'} {written.name}")
+            self._untold.append(
+                f"{'updated' if merged else 'new'} ({written.type}): {written.name} — "
+                f"{written.description}"
+            )
         return noted
 
     def consolidate_if_due(self, sessions: Path | None) -> list[str]:

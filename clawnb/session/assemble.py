@@ -633,6 +633,10 @@ class AgentSession:
             self._mcp_said = said
         notes += self.reminders.values()
         self.reminders.clear()
+        if self.memory is not None and self.parent is None:  # what the reviews noted since
+            said = self.memory.reminder()
+            if said is not None:
+                notes.append(said)
         if self.skills is not None:  # the skills in use, after a compaction summarised them
             notes += self.skills.after_compaction(self.context.compactions)
         if notes:
