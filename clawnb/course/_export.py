@@ -110,6 +110,12 @@ def _write_init(target: Path) -> None:
         "",
         *(f"from .{m} import *  # noqa: F403" for m in modules),
         "",
+        "# A chapter that asked for a piece a later chapter builds got clawnb's while the",
+        "# package loaded; now that every chapter is in, it gets yours.",
+        "from clawnb.course._export import bind_later as _bind_later  # noqa: E402",
+        "",
+        "_bind_later(__name__)",
+        "",
     ]
     (target / "__init__.py").write_text("\n".join(lines), encoding="utf-8")
 
@@ -120,6 +126,25 @@ def _write_init(target: Path) -> None:
 # marks its module as initialising (``__spec__._initializing``); ``exec_module``, which loads the
 # package here from the current folder, does not, so the guard is ours.
 _loading: dict[str, ModuleType] = {}
+
+# ``(chapter module, name)`` for each piece a chapter module asked ``parts`` for while its
+# package was loading and that no earlier chapter had built: it got clawnb's then, and
+# :func:`bind_later` hands it the package's own once every chapter is in. This is how the
+# capstone (chapter 20) runs the hooks, results and skills of chapters 21 to 24.
+_later: dict[str, list[tuple[str, str]]] = {}
+
+
+def bind_later(package: str) -> None:
+    """Called last by a package's ``__init__``: give each chapter module the package's own
+    version of a piece it got from clawnb only because a later chapter builds it."""
+    from ._suite import is_stub
+
+    loaded = sys.modules.get(package)
+    for module_name, name in _later.pop(package, []):
+        module = sys.modules.get(module_name)
+        obj = getattr(loaded, name, None)
+        if module is not None and obj is not None and not is_stub(obj):
+            setattr(module, name, obj)
 
 
 def _being_imported(package: str) -> ModuleType | None:
@@ -133,6 +158,7 @@ def _being_imported(package: str) -> ModuleType | None:
 
 
 def _forget(package: str) -> None:
+    _later.pop(package, None)
     for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
         del sys.modules[name]
 
@@ -208,6 +234,10 @@ def parts(*names: str, use: str = "mine", package: str = "my_agent") -> Any:
         else:
             found.append(_reference(name))
             theirs.append(name)
+            if importing and mine is not None and obj is None:
+                caller = sys._getframe(1).f_globals.get("__name__", "")
+                if caller.startswith(package + "."):
+                    _later.setdefault(package, []).append((caller, name))
     if importing:
         pass
     elif use == "clawnb":

@@ -243,6 +243,21 @@ NUDGES: dict[str, str] = {
     "test_session_in_plan_mode_refuses_a_write": "Hiding write from the tools offered is not "
     "enough: in plan mode a call to a tool outside SAFE gets an error result and never runs, "
     "whatever the approver would say.",
+    "test_session_runs_the_workspaces_pre_tool_hook_and_a_block_runs_nothing": "Build a "
+    "HookRunner from the hooks table of .claw/agent.toml (tomllib) and fire pre_tool with the "
+    "call's name and arguments before the gate: a reason back means an 'error: ...' result "
+    "with that reason, and the gate is never asked.",
+    "test_session_saves_a_long_result_and_gives_the_model_a_preview": "Give every result that "
+    "ran through a ResultStore(<workspace>/.claw/results, max_chars=max_result_chars): fit("
+    "call.id, text) saves a long one whole and returns the preview, which is what goes into "
+    "the history.",
+    "test_session_offers_the_workspaces_skills_and_loads_one_unasked": "SkillIndex(<workspace>"
+    "/.claw/skills): push a SkillTool(index) into the tools when it found any, put "
+    "index.listing() into the system prompt (a Message.System before the history, each "
+    "request), and add 'skill' to SAFE so it runs unasked, in plan mode too.",
+    "test_session_compacts_a_history_over_max_context_tokens": "Make a Compactor(provider, "
+    "max_tokens=max_context_tokens) and await compactor.after_turn(self.history) when a "
+    "request is answered, before Done: it asks the same provider for the summary.",
     # ch21
     "mcp_client": "One JSON object per line on the server's stdin and stdout. request() takes a "
     "new id and reads until the response with that id; close() goes from closing stdin to "

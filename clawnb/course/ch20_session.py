@@ -189,3 +189,99 @@ async def test_session_configure_changes_the_mode(impl, tmp):
     assert session.mode == "plan"
     session.configure(mode="default", max_turns=5)
     assert session.mode == "default"
+
+
+# Chapters 21 to 24 in the session: its settings are the workspace's .claw/agent.toml (the
+# [[hooks.EVENT]] tables of chapter 23, max_result_chars and max_context_tokens of chapter 24,
+# [mcp.NAME] servers of chapter 21) and its skills are .claw/skills/NAME/SKILL.md (chapter 22).
+
+
+def _settings(tmp, text):
+    (tmp / ".claw").mkdir(exist_ok=True)
+    (tmp / ".claw" / "agent.toml").write_text(text)
+
+
+@suite.test
+async def test_session_runs_the_workspaces_pre_tool_hook_and_a_block_runs_nothing(impl, tmp):
+    # Chapter 23: a pre_tool hook that exits non-zero refuses the call before anyone is asked;
+    # the model reads the hook's last line of stderr in the error result.
+    _settings(
+        tmp,
+        "[[hooks.pre_tool]]\n"
+        "if = \"tool == 'write' && args.path ~= '**/*.md'\"\n"
+        "command = \"echo 'no markdown here' >&2; exit 2\"\n",
+    )
+    target = tmp / "notes.md"
+    turns = [tool_turn(write_call("c1", target, "x")), text_turn("ok")]
+    session, _ = _session(impl, tmp, turns)
+    person = _Person(Approval.allow_once())
+    with session.handlers(approve=person):
+        await session.send("write notes.md")
+    assert not target.exists(), "the hook's block was ignored"
+    assert person.asked == [], "a blocked call is refused before anyone is asked"
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert result.content.startswith("error:")
+    assert "no markdown here" in result.content
+    assert history_is_valid(session.history)
+
+
+@suite.test
+async def test_session_saves_a_long_result_and_gives_the_model_a_preview(impl, tmp):
+    # Chapter 24: a result over max_result_chars is saved whole under .claw/results/ and the
+    # model (and the history) get the preview: its size, the path, the head and the tail.
+    _settings(tmp, "max_result_chars = 2000\n")
+    log = "".join(f"line {n}\n" for n in range(1, 3001))
+    (tmp / "big.log").write_text(log)
+    turns = [tool_turn(read_call("c1", tmp / "big.log")), text_turn("done")]
+    session, provider = _session(impl, tmp, turns)
+    await session.send("read big.log")
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    saved = tmp / ".claw" / "results" / "c1.txt"
+    assert saved.is_file() and saved.read_text() == log
+    assert len(result.content) < len(log) // 4
+    assert str(saved) in result.content
+    assert "line 1\n" in result.content and "line 3000" in result.content
+    assert provider.sent[1][-1].content == result.content, "the model read the preview"
+
+
+@suite.test
+async def test_session_offers_the_workspaces_skills_and_loads_one_unasked(impl, tmp):
+    # Chapter 22: the skills' listing is in the system prompt, the skill tool is offered, and
+    # loading a skill only reads: it runs without asking, in plan mode too.
+    folder = tmp / ".claw" / "skills" / "review"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: review\ndescription: Review a file for bugs\n---\nList the bugs.\n"
+    )
+    turns = [tool_turn(("c1", "skill", {"name": "review"})), text_turn("ok")]
+    session, provider = _session(impl, tmp, turns)
+    session.configure(mode="plan")
+    person = _Person()
+    with session.handlers(approve=person):
+        await session.send("review a.py")
+    assert "skill" in provider.offered[0]
+    system = provider.sent[0][0]
+    assert isinstance(system, Message.System)
+    assert "review: Review a file for bugs" in system.content
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert result.content.strip() == "List the bugs."
+    assert person.asked == []
+
+
+@suite.test
+async def test_session_compacts_a_history_over_max_context_tokens(impl, tmp):
+    # Chapter 24: after an answered request whose history is over max_context_tokens, the
+    # compactor asks the model for a summary, which replaces the older turns; the latest stay.
+    _settings(tmp, "max_context_tokens = 200\n")
+    long = "word " * 300
+    turns = [text_turn(f"answer {n}: {long}") for n in (1, 2, 3)]
+    turns.append(text_turn("the first request was answered at length"))
+    session, provider = _session(impl, tmp, turns)
+    for n in (1, 2, 3):
+        await session.send(f"request {n}")
+    assert provider.turns == [], "no summary was asked for"
+    systems = [m for m in session.history if isinstance(m, Message.System)]
+    assert any("answered at length" in m.content for m in systems)
+    users = [m.content for m in session.history if isinstance(m, Message.User)]
+    assert "request 1" not in users and users[-1] == "request 3"
+    assert history_is_valid(session.history)

@@ -195,11 +195,16 @@ class CourseSession:
     ``configure``), so ``%%claw --agent`` and ``chat --agent`` drive it like clawnb's own.
 
     Reading and searching run without asking; anything else goes through the gate, which asks
-    the front end's approver (a card's buttons, a terminal prompt, a policy)."""
+    the front end's approver (a card's buttons, a terminal prompt, a policy). From the
+    workspace's ``.claw/``: ``agent.toml`` (hooks, ``max_result_chars``,
+    ``max_context_tokens``, ``[mcp.NAME]`` servers) and ``skills/NAME/SKILL.md``."""
 
-    SAFE = ("read", "glob", "grep")
+    SAFE = ("read", "glob", "grep", "skill")
 
     def __init__(self, provider: Any, workspace: Any, history: list[Message], parts: Any) -> None:
+        import tomllib
+        from pathlib import Path
+
         self.provider = provider
         self.workspace = str(workspace)
         self.history = history
@@ -210,6 +215,20 @@ class CourseSession:
         self.engine = parts.PermissionEngine([Rule(name, P.Allow) for name in self.SAFE], P.Ask)
         self.gate = parts.gate
         self._approve: Any = None
+        claw = Path(workspace) / ".claw"
+        file = claw / "agent.toml"
+        settings = tomllib.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+        self.hooks = HookRunner(settings.get("hooks", {}), cwd=self.workspace)
+        self.results = ResultStore(
+            claw / "results", max_chars=settings.get("max_result_chars", 4000)
+        )
+        self.compactor = Compactor(provider, max_tokens=settings.get("max_context_tokens", 100_000))
+        self.skills = SkillIndex(claw / "skills")
+        if self.skills.skills:
+            self.tools.push(SkillTool(self.skills))
+        self.mcp_servers: dict[str, Any] = settings.get("mcp", {})
+        self.clients: list[StdioClient] = []
+        self.started = False
 
     def handlers(self, *, approve: Any = None, ask: Any = None) -> Any:
         return _Routed(self, approve)
@@ -233,6 +252,44 @@ class CourseSession:
             return "no"
         return "always" if answer.decision == ApprovalDecision.ALLOW_SESSION else "yes"
 
+    async def _start(self, prompt: str, on_event: Any) -> None:
+        """Once, at the first request: the MCP servers' tools, the session_start hooks."""
+        from ..events import AgentEvent, emit
+
+        self.started = True
+        for name, server in self.mcp_servers.items():
+            client = StdioClient(server["command"], timeout=server.get("timeout", 20))
+            try:
+                await client.start()
+                for tool in await mcp_tools(client, name):
+                    self.tools.push(tool)
+                self.clients.append(client)
+            except (OSError, McpError) as exc:
+                note = f"[mcp server {name} did not start: {exc}]\n"
+                await emit(on_event, AgentEvent.TextDelta(note))
+        await self.hooks.fire("session_start", message=prompt)
+
+    def _system_prompt(self) -> str:
+        extra = [self.skills.listing(), *self.hooks.reminders]
+        instructions = "\n\n".join(t for t in extra if t) or None
+        return build_system_prompt(self.tools, self.workspace, instructions)
+
+    async def _refusal(self, call: ToolCall) -> str | None:
+        """Why the call may not run (plan mode, a hook, the gate), or None."""
+        if self.mode == "plan" and call.name not in self.SAFE:
+            # Not offered, and refused when asked for anyway: plan mode only looks.
+            return f"error: tool '{call.name}' is not available in planning mode"
+        blocked = await self.hooks.fire("pre_tool", tool=call.name, args=call.arguments)
+        if blocked is not None:
+            return f"error: blocked by a hook: {blocked}"
+        refusal: str | None = await self.gate(self.engine, call, self._ask)
+        return refusal
+
+    async def _execute(self, call: ToolCall) -> str:
+        result = await run_call(self.tools, call)
+        await self.hooks.fire("post_tool", tool=call.name, args=call.arguments)
+        return result if result.startswith("error:") else self.results.fit(call.id, result)
+
     async def send(self, prompt: str, on_event: Any = None, *, review: Any = None) -> str:
         from ..events import AgentEvent, StreamEvent, emit
         from ..executor import tool_summary
@@ -241,19 +298,23 @@ class CourseSession:
             if isinstance(event, StreamEvent.TextDelta):
                 await emit(on_event, AgentEvent.TextDelta(event.text))
 
+        if not self.started:
+            await self._start(prompt, on_event)
         self.history.append(Message.User(prompt))
         for _ in range(self.max_turns):
             definitions = [
                 d for d in self.tools.definitions() if self.mode != "plan" or d.name in self.SAFE
             ]
+            messages = [Message.System(self._system_prompt()), *self.history]
             if hasattr(self.provider, "stream_chat"):
-                turn = await self.provider.stream_chat(self.history, definitions, forward)
+                turn = await self.provider.stream_chat(messages, definitions, forward)
             else:
-                turn = await self.provider.chat(self.history, definitions)
+                turn = await self.provider.chat(messages, definitions)
             await emit(on_event, AgentEvent.TurnEnd(turn))
             self.history.append(Message.Assistant(turn))
             if not turn.tool_calls:
                 text = turn.text or ""
+                await self._compact(on_event)
                 await emit(on_event, AgentEvent.Done(text))
                 return text
             for call in turn.tool_calls:
@@ -261,14 +322,10 @@ class CourseSession:
                     on_event,
                     AgentEvent.ToolCall(call.name, tool_summary(call), call.id, call.arguments),
                 )
-                if self.mode == "plan" and call.name not in self.SAFE:
-                    # Not offered, and refused when asked for anyway: plan mode only looks.
-                    refusal = f"error: tool '{call.name}' is not available in planning mode"
-                else:
-                    refusal = await self.gate(self.engine, call, self._ask)
+                refusal = await self._refusal(call)
                 if refusal is None:
                     await emit(on_event, AgentEvent.ToolRunning(call.id, call.name))
-                    result = await run_call(self.tools, call)
+                    result = await self._execute(call)
                     outcome = "error" if result.startswith("error:") else "ok"
                 else:
                     result, outcome = refusal, "denied"
@@ -277,6 +334,15 @@ class CourseSession:
         text = "error: stopped after the turn limit"
         await emit(on_event, AgentEvent.Done(text))
         return text
+
+    async def _compact(self, on_event: Any) -> None:
+        """After an answered request: a summary when the history is too long (chapter 24)."""
+        from ..events import AgentEvent, emit
+
+        told = len(self.compactor.notes)
+        await self.compactor.after_turn(self.history)
+        for note in self.compactor.notes[told:]:
+            await emit(on_event, AgentEvent.TextDelta(f"\n[{note}]\n"))
 
 
 class _Routed:

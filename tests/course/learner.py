@@ -345,13 +345,48 @@ BUGS = [
         "ch20",
         "20",
         "hidden, not refused",
-        '                if self.mode == "plan" and call.name not in self.SAFE:\n'
-        "                    # not offered, and refused when asked for anyway: plan mode only looks\n"
-        "                    refusal = f\"error: tool '{call.name}' is not available in planning mode\"\n"
-        "                else:\n"
-        "                    refusal = await gate(self.engine, call, self.ask)\n",
-        "                refusal = await gate(self.engine, call, self.ask)\n",
+        '        if self.mode == "plan" and call.name not in self.SAFE:\n'
+        "            # not offered, and refused when asked for anyway: plan mode only looks\n"
+        "            return f\"error: tool '{call.name}' is not available in planning mode\"\n",
+        "",
         "test_session_in_plan_mode_refuses_a_write",
+    ),
+    Bug(
+        "hook-block-ignored",
+        "ch20",
+        "20",
+        "result ignored",
+        "        if blocked is not None:\n"
+        '            return f"error: blocked by a hook: {blocked}"\n',
+        "",
+        "test_session_runs_the_workspaces_pre_tool_hook_and_a_block_runs_nothing",
+    ),
+    Bug(
+        "long-result-sent-whole",
+        "ch20",
+        "20",
+        "step left out",
+        'return result if result.startswith("error:") else self.results.fit(call.id, result)',
+        "return result",
+        "test_session_saves_a_long_result_and_gives_the_model_a_preview",
+    ),
+    Bug(
+        "skill-tool-not-safe",
+        "ch20",
+        "20",
+        "rule too narrow",
+        'SAFE = ("read", "glob", "grep", "skill")',
+        'SAFE = ("read", "glob", "grep")',
+        "test_session_offers_the_workspaces_skills_and_loads_one_unasked",
+    ),
+    Bug(
+        "compaction-never-called",
+        "ch20",
+        "20",
+        "step left out",
+        "                await self.compact(on_event)\n",
+        "",
+        "test_session_compacts_a_history_over_max_context_tokens",
     ),
     Bug(
         "session-never-ends-a-turn",

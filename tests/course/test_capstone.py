@@ -2,9 +2,11 @@
 later chapters (or clawnb's, with a switch), and the capstone runs the learner's own session
 behind %%claw (a real kernel, headless) and the terminal chat."""
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from shipped import fill_in, shipped_course
 
@@ -109,7 +111,22 @@ def test_the_capstone_runs_the_learners_agent_behind_claw(tmp_path):
     assert "[read: capstone_workspace/notes.txt] done" in out
     assert "(approved by policy: CLAWNB_APPROVAL=allow)" in out
     assert (folder / "capstone_workspace" / "hello.txt").read_text() == "Hello from my own agent!\n"
+    _shows_the_later_chapters_at_work(folder, out)
     assert "test result: ok." in out and "FAILED" not in out
+
+
+def _shows_the_later_chapters_at_work(folder, out):
+    """What the recorded run shows of chapters 22 to 24 in the agent, in ``folder``."""
+    # ch22: the workspace's skill, loaded without asking
+    assert "[skill: greet] done" in out
+    assert "One friendly line" in out
+    # ch24: the long log saved whole, and a preview in its place
+    log = (folder / "capstone_workspace" / "server.log").read_text()
+    assert (folder / ".claw" / "results" / "k4.txt").read_text() == log
+    assert "[result too large for the context: 148,937 chars, 5,001 lines, saved in full" in out
+    # ch23: the hook refused the write of the log before anyone was asked, whatever the policy
+    assert "blocked by a hook: logs are evidence: the agent does not rewrite them" in out
+    assert log.endswith("05001 GET /api/report 500 KeyError: 'owner'\n")
 
 
 def test_the_capstone_with_denials_writes_nothing(tmp_path):
@@ -117,6 +134,7 @@ def test_the_capstone_with_denials_writes_nothing(tmp_path):
     out = _run(folder / "20_capstone_your_agent.ipynb", {"CLAWNB_APPROVAL": "deny"})
     assert "denied" in out
     assert not (folder / "capstone_workspace" / "hello.txt").exists()
+    _shows_the_later_chapters_at_work(folder, out)
 
 
 def test_the_capstone_exercise_fails_until_written(tmp_path):
@@ -166,3 +184,81 @@ def test_chat_agent_that_is_not_a_session_is_refused_clearly(tmp_path):
     assert done.returncode == 2
     assert "int is not a session; it lacks history, mode, send, handlers, configure" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _set_up_the_workspace(folder):
+    """The capstone's Try it setup cell, run in ``folder`` as the notebook runs it: the notes,
+    the long log, .claw/agent.toml with its hook, the greet skill."""
+    cells = json.loads((folder / "20_capstone_your_agent.ipynb").read_text())["cells"]
+    setup = next("".join(c["source"]) for c in cells if c.get("id") == "capstone-08")
+    exec(compile(setup, "capstone setup cell", "exec"), {"Path": Path})
+
+
+def test_the_learners_own_hooks_results_and_skills_run_in_their_agent_in_a_terminal(
+    tmp_path, monkeypatch
+):
+    # The learner built chapters 20, 22, 23 and 24 (filled-in exercises, use="mine"): the
+    # package hands the capstone's session their HookRunner, ResultStore, Compactor and
+    # SkillIndex (chapter 20 asked for them before those chapters existed), and the terminal
+    # chat drives it in a pseudo-terminal, asking the person at the write.
+    import pexpect
+
+    from clawnb.session.custom import load_session
+
+    folder = _course(tmp_path, exercises=True)
+    fill_in(folder)
+    monkeypatch.chdir(folder)
+    for name in ("20_capstone_your_agent", "22_commands_and_skills", "23_hooks_with_conditions"):
+        export(f"{name}.ipynb")
+    export("24_results_and_compaction.ipynb")
+    _set_up_the_workspace(folder)
+    monkeypatch.setattr(sys, "path", list(sys.path))  # load_session adds the folder
+    try:
+        session = load_session("my_agent", provider=None, workspace=str(folder), history=[])
+        built = {
+            name: type(getattr(session, name)).__module__
+            for name in ("hooks", "results", "compactor", "skills")
+        }
+    finally:
+        for name in [n for n in sys.modules if n == "my_agent" or n.startswith("my_agent.")]:
+            del sys.modules[name]
+    assert built == {
+        "hooks": "my_agent.ch23_hooks_with_conditions",
+        "results": "my_agent.ch24_results_and_compaction",
+        "compactor": "my_agent.ch24_results_and_compaction",
+        "skills": "my_agent.ch22_commands_and_skills",
+    }
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAWNB_")}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "clawnb", "chat", "--agent", "my_agent", "--no-color"]
+        + ["--model", "scripted:../scripts/capstone.jsonl"],
+        cwd=str(folder),
+        env={**env, "TERM": "dumb"},
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
+    try:
+        child.expect("you> ")
+        child.sendline("Do what the notes say.")
+        child.expect(r"\[y\]es / \[n\]o / \[a\]lways: ")  # the write of hello.txt, and only it
+        seen = str(child.before)
+        child.sendline("y")
+        child.expect("you> ")
+        seen += str(child.before)
+        child.sendeof()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert "write: capstone_workspace/hello.txt" in seen
+    assert (folder / "capstone_workspace" / "hello.txt").read_text() == "Hello from my own agent!\n"
+    assert "blocked by a hook: logs are evidence: the agent does not rewrite them" in seen
+    log = (folder / "capstone_workspace" / "server.log").read_text()
+    assert log.endswith("05001 GET /api/report 500 KeyError: 'owner'\n"), (
+        "the hook's block was ignored"
+    )
+    assert (folder / ".claw" / "results" / "k4.txt").read_text() == log
+    assert "result too large for the context" in seen
+    assert seen.count("[y]es / [n]o") == 0, "asked more than once"
