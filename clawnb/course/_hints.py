@@ -258,6 +258,11 @@ NUDGES: dict[str, str] = {
     "test_session_compacts_a_history_over_max_context_tokens": "Make a Compactor(provider, "
     "max_tokens=max_context_tokens) and await compactor.after_turn(self.history) when a "
     "request is answered, before Done: it asks the same provider for the summary.",
+    "test_session_offers_the_tools_of_the_workspaces_mcp_servers_and_asks_first": "At the "
+    "first send, for each NAME, server in the [mcp] table of .claw/agent.toml: StdioClient("
+    "server['command'], timeout=server.get('timeout', 20)), await start(), then push each of "
+    "await mcp_tools(client, NAME) into self.tools; their names are not in SAFE, so the gate "
+    "asks.",
     # ch21
     "mcp_client": "One JSON object per line on the server's stdin and stdout. request() takes a "
     "new id and reads until the response with that id; close() goes from closing stdin to "

@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+
 from ..events import AgentEvent, Approval
 from ..session.protocol import Session
 from ..types import Message, TokenUsage
 from ._helpers import Recorder, read_call, text_turn, tool_turn, write_call
 from ._suite import Suite
+from .ch21_mcp_client import _fake, _pid
 from .reference import history_is_valid
 
 suite = Suite("session", "make_session", chapters=["ch20"])
@@ -285,3 +291,29 @@ async def test_session_compacts_a_history_over_max_context_tokens(impl, tmp):
     users = [m.content for m in session.history if isinstance(m, Message.User)]
     assert "request 1" not in users and users[-1] == "request 3"
     assert history_is_valid(session.history)
+
+
+@suite.test(at_least=15)
+async def test_session_offers_the_tools_of_the_workspaces_mcp_servers_and_asks_first(impl, tmp):
+    # Chapter 21: each [mcp.NAME] server of .claw/agent.toml starts at the first request; its
+    # tools are offered as mcp__NAME__TOOL, and the gate asks before each call (a server's
+    # tool may do anything).
+    _settings(tmp, f"[mcp.fake]\ncommand = {json.dumps(_fake(tmp))}\ntimeout = 10\n")
+    turns = [tool_turn(("c1", "mcp__fake__echo", {"text": "hello"})), text_turn("ok")]
+    session, provider = _session(impl, tmp, turns)
+    person = _Person(Approval.allow_once())
+    try:
+        with session.handlers(approve=person):
+            await session.send("say hello")
+    finally:
+        # The session protocol has no close: end the servers the way the prose keeps them
+        # (self.clients), and kill the process in case they are kept elsewhere.
+        for client in getattr(session, "clients", []):
+            with contextlib.suppress(Exception):
+                await client.close()
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(_pid(tmp), signal.SIGKILL)
+    assert "mcp__fake__echo" in provider.offered[0]
+    assert person.asked == ["mcp__fake__echo"]
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert result.content == "hello\n(echoed)"
