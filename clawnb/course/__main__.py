@@ -30,7 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     prog = sub.add_parser("progress", help="which chapter notebooks pass")
     prog.add_argument("folder", type=Path, nargs="?", default=Path("."))
     prog.add_argument("--run", action="store_true", help="run notebooks not checked since saved")
-    prog.add_argument("--watch", action="store_true", help="re-check each notebook when saved")
+    prog.add_argument(
+        "--watch",
+        action="store_true",
+        help="re-check a notebook when it is saved: its first failure and hint, or the next chapter",
+    )
     lists = sub.add_parser("tests", help="refresh the list of tests near each chapter's top")
     lists.add_argument("folder", type=Path)
     save = sub.add_parser("save", help="re-run solution notebooks and save their outputs")

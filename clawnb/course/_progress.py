@@ -4,8 +4,10 @@ Every ``check()`` of a learner's objects notes its result in ``.clawnb-progress.
 kernel's working directory (Jupyter starts a notebook's kernel in the notebook's folder), so the
 table needs no rerun: it shows each chapter notebook in DIR as passing, failing, not checked
 yet, or changed since its last check. ``--run`` executes the notebooks that need it headless
-(a real kernel, as Jupyter would) and ``--watch`` keeps doing that whenever a notebook is saved,
-like rustlings' watch mode.
+(a real kernel, as Jupyter would). ``--watch`` is rustlings' watch mode: it polls the
+notebooks' modification times, re-checks the one whose code changed when it is saved, and says
+what came of it — the first failure with its hint, or, when it passes, the next chapter.
+Each chapter has a time estimate in minutes (``ESTIMATES``), shown in the table.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ESTIMATES",
     "PROGRESS_FILE",
     "Progress",
     "chapter_of",
@@ -31,6 +34,36 @@ __all__ = [
 ]
 
 PROGRESS_FILE = ".clawnb-progress.json"
+
+# About how long each chapter takes a learner who reads it and writes its exercise, in
+# minutes (docs/course.md's chapter map shows the same numbers).
+ESTIMATES = {
+    "ch01": 20,
+    "ch02": 20,
+    "ch03": 40,
+    "ch04": 25,
+    "ch05a": 40,
+    "ch05b": 45,
+    "ch06": 20,
+    "ch07": 35,
+    "ch08": 30,
+    "ch09": 35,
+    "ch10": 40,
+    "ch11": 30,
+    "ch12": 45,
+    "ch13": 35,
+    "ch14": 35,
+    "ch15": 30,
+    "ch16": 40,
+    "ch17": 30,
+    "ch18": 35,
+    "extras": 40,
+    "ch20": 60,
+    "ch21": 50,
+    "ch22": 45,
+    "ch23": 50,
+    "ch24": 50,
+}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -69,9 +102,38 @@ def record_progress(report: Any, folder: Path | None = None) -> None:
             "failed": report.failed,
             "at": time.time(),
         }
+        first = _first_failure(report)
+        if first:
+            data[report.target]["first"] = first
         _save(folder, data)
     except OSError:
         pass
+
+
+def _first_failure(report: Any) -> dict[str, str] | None:
+    """The first failing test of ``report``: its name, what it expected and got, and the
+    hint written for it (``hint()``'s second level), for ``--watch`` to show."""
+    if report.stubs:
+        names = ", ".join(report.stubs)
+        return {
+            "test": f"stub {names}",
+            "detail": f"{names}: still the exercise stub",
+            "hint": "Replace the body that raises NotImplementedError with your code.",
+        }
+    failing = [r for r in report.results if r.status in ("FAILED", "TIMED OUT")]
+    if not failing:
+        return None
+    result = failing[0]
+    detail = result.detail.split("\n\nin the test", 1)[0].strip()
+    try:
+        from ._hints import _nudge
+        from ._suite import load_suite, suite_of
+
+        suite = suite_of(result.name)
+        nudge = _nudge(result.name, suite, load_suite(suite).tests.get(result.name))
+    except Exception:  # a hint is a courtesy: never lose the record over it
+        nudge = ""
+    return {"test": result.name, "detail": detail, "hint": nudge}
 
 
 def _status(entry: dict[str, Any] | None, notebook: Path) -> tuple[bool, str]:
@@ -89,18 +151,32 @@ def _status(entry: dict[str, Any] | None, notebook: Path) -> tuple[bool, str]:
     return bool(entry.get("ok")) and not entry.get("error"), state
 
 
-def _rows(folder: Path) -> tuple[list[tuple[str, str, str]], str]:
-    """``(chapter, notebook, state)`` for each chapter notebook in ``folder``, and the summary."""
+def _rows(folder: Path) -> tuple[list[tuple[str, str, str, str]], str]:
+    """``(chapter, notebook, minutes, state)`` for each chapter notebook in ``folder``, and the
+    summary."""
     data = _load(folder)
-    rows, passing = [], 0
+    rows, passing, left = [], 0, 0
     for notebook in sorted(folder.glob("*.ipynb")):
         chapter = chapter_of(notebook)
         if chapter is None:
             continue
         ok, state = _status(data.get(chapter), notebook)
         passing += ok
-        rows.append((chapter, notebook.name, state))
-    return rows, f"{passing}/{len(rows)} chapters pass"
+        left += 0 if ok else ESTIMATES.get(chapter, 0)
+        rows.append((chapter, notebook.name, _minutes(chapter), state))
+    return rows, f"{passing}/{len(rows)} chapters pass" + (
+        f", about {_hours(left)} to go" if left else ""
+    )
+
+
+def _minutes(chapter: str) -> str:
+    minutes = ESTIMATES.get(chapter)
+    return f"~{minutes} min" if minutes else ""
+
+
+def _hours(minutes: int) -> str:
+    hours, rest = divmod(minutes, 60)
+    return f"{hours} h {rest:02} min" if hours else f"{rest} min"
 
 
 def table(folder: Path) -> str:
@@ -108,7 +184,9 @@ def table(folder: Path) -> str:
     rows, summary = _rows(folder)
     if not rows:
         return f"no chapter notebooks in {folder}"
-    lines = [f"{chapter:7} {name:44} {state}" for chapter, name, state in rows]
+    lines = [
+        f"{chapter:7} {name:44} {minutes:>7}  {state}" for chapter, name, minutes, state in rows
+    ]
     return "\n".join([*lines, "", summary])
 
 
@@ -193,27 +271,85 @@ def run_notebook(notebook: Path, timeout: float = 120) -> None:
     _save(folder, data)
 
 
+def _notebooks(folder: Path) -> list[Path]:
+    return [p for p in sorted(folder.glob("*.ipynb")) if chapter_of(p)]
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def verdict(folder: Path, notebook: Path) -> str:
+    """What came of checking ``notebook``: it passes and which chapter is next, or its first
+    failure with the hint for it, or why it stopped before its check."""
+    data = _load(folder)
+    chapter = chapter_of(notebook) or ""
+    entry = data.get(chapter) or {}
+    if entry.get("ok") and not entry.get("error"):
+        line = f"✓  {chapter} passes ({entry.get('passed', 0)} tests)."
+        following = [p for p in _notebooks(folder) if p.name > notebook.name]
+        earlier = [p for p in _notebooks(folder) if p.name < notebook.name]
+        for candidate in following + earlier:  # the next one not passing yet
+            other = chapter_of(candidate) or ""
+            if not _status(data.get(other), candidate)[0]:
+                minutes = _minutes(other)
+                return f"{line} Next: {candidate.name}" + (f" ({minutes})" if minutes else "")
+        return f"{line} Every chapter passes: well done."
+    if entry.get("error"):
+        return f"✗  {chapter} stopped before its check: {entry['error']}"
+    lines = [f"✗  {chapter}: {entry.get('failed', 0)} failed"]
+    first = entry.get("first") or {}
+    if first:
+        lines.append(f"first failure: {first.get('test', '')}")
+        lines += [f"  {line}" for line in str(first.get("detail", "")).splitlines()]
+        if first.get("hint"):
+            lines.append(f"hint: {first['hint']}")
+        lines.append(f"(in the notebook, hint({chapter!r}) goes further, one level a call)")
+    return "\n".join(lines)
+
+
+def watch_folder(folder: Path, out: Any = sys.stdout, interval: float = 0.5) -> int:
+    """Rustlings' watch mode: re-check a chapter notebook when it is saved with changed code
+    and say what came of it; Ctrl-C stops. Polls modification times (no extra dependency;
+    a save is a human-speed event), then compares the code cells, so an autosave that
+    changed no code does not rerun anything."""
+    print("\nwatching for saved notebooks (Ctrl-C to stop)", file=out, flush=True)
+    seen = {path: _mtime(path) for path in _notebooks(folder)}
+    try:
+        while True:
+            time.sleep(interval)
+            for notebook in _notebooks(folder):
+                stamp = _mtime(notebook)
+                if seen.get(notebook) == stamp:
+                    continue
+                seen[notebook] = stamp
+                if not _needs_run(folder, notebook):
+                    continue
+                print(f"\n{notebook.name} changed: checking …", file=out, flush=True)
+                run_notebook(notebook)
+                seen[notebook] = _mtime(notebook)  # a run does not write the notebook, but be sure
+                print(verdict(folder, notebook), file=out, flush=True)
+                print(_rows(folder)[1], file=out, flush=True)
+    except KeyboardInterrupt:
+        print("\nstopped watching", file=out, flush=True)
+        return 0
+
+
 def main(folder: Path, run: bool, watch: bool, out: Any = sys.stdout) -> int:
     if not folder.is_dir():
         print(f"no such folder: {folder}", file=out)
         return 2
-    notebooks = [p for p in sorted(folder.glob("*.ipynb")) if chapter_of(p)]
-    if run or watch:
-        for notebook in notebooks:
-            if _needs_run(folder, notebook):
-                print(f"checking {notebook.name} …", file=out, flush=True)
-                run_notebook(notebook)
-    print(table(folder), file=out, flush=True)
-    if not watch:
-        return 0
-    print("\nwatching for saved notebooks (Ctrl-C to stop)", file=out, flush=True)
     try:
-        while True:
-            time.sleep(1)  # polling: no extra dependency, and a save is a human-speed event
-            for notebook in [p for p in sorted(folder.glob("*.ipynb")) if chapter_of(p)]:
+        if run:
+            for notebook in _notebooks(folder):
                 if _needs_run(folder, notebook):
-                    print(f"\n{notebook.name} changed: checking …", file=out, flush=True)
+                    print(f"checking {notebook.name} …", file=out, flush=True)
                     run_notebook(notebook)
-                    print(table(folder), file=out, flush=True)
+        print(table(folder), file=out, flush=True)
     except KeyboardInterrupt:
-        return 0
+        print("\nstopped", file=out, flush=True)
+        return 130
+    return watch_folder(folder, out) if watch else 0

@@ -161,7 +161,9 @@ def test_a_check_records_progress_and_the_table_shows_it(tmp_path, monkeypatch):
     assert "ch01    01_first_llm_call.ipynb" in shown and "not checked yet" in shown
     assert "ch09" in shown and "✓  ok (" in shown
     assert "✗  1 failed" in shown
-    assert shown.endswith("1/3 chapters pass")
+    # each chapter's time estimate, and what the chapters not passing yet add up to
+    assert "ch09    09_file_tools.ipynb" in shown and "~35 min  ✓  ok (" in shown
+    assert shown.endswith("1/3 chapters pass, about 55 min to go")
     view = progress(tmp_path)  # the same table as a notebook output
     assert repr(view) == shown
     assert "<td" in view._repr_html_() and "1/3 chapters pass" in view._repr_html_()
@@ -184,36 +186,79 @@ def test_a_notebook_that_stops_before_its_check_shows_its_error_as_plain_text(tm
     assert "\x1b" not in shown, repr(shown)  # the kernel's colours are not in the table
 
 
-def test_progress_watch_rechecks_a_notebook_when_it_is_saved(tmp_path):
-    shutil.copy(
-        ROOT / "notebooks" / "01_first_llm_call.ipynb", tmp_path / "01_first_llm_call.ipynb"
-    )
+def test_progress_watch_rechecks_a_saved_exercise_shows_the_first_failure_and_the_next_chapter(
+    tmp_path,
+):
+    # rustlings' watch mode, on a copy of the exercises folder as it ships: nothing runs until
+    # a notebook is saved; a save with a bug shows the first failure and its hint, the fixed
+    # save names the next chapter, and Ctrl-C ends it cleanly.
+    import signal
+    import threading
+
+    from shipped import filled_in, shipped_course
+
+    exercises = shipped_course(tmp_path)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "clawnb.course", "progress", str(tmp_path), "--watch"],
+        [sys.executable, "-m", "clawnb.course", "progress", str(exercises), "--watch"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    lines = []
-    try:
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+    reader.start()
 
-        def wait_for(text, limit=60):
-            end = time.monotonic() + limit
-            while time.monotonic() < end:
-                line = proc.stdout.readline()
-                lines.append(line)
+    def wait_for(text, after=0, limit=90):
+        end = time.monotonic() + limit
+        while time.monotonic() < end:
+            for n, line in enumerate(lines[after:], start=after):
                 if text in line:
-                    return
-            raise AssertionError("".join(lines))
+                    return n + 1
+            if proc.poll() is not None and not any(text in line for line in lines[after:]):
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no {text!r} in:\n" + "".join(lines))
 
-        wait_for("1/1 chapters pass")
-        wait_for("watching for saved notebooks")
-        # The learner breaks the exercise and saves: the watcher re-runs it and reports.
-        exercise = (ROOT / "notebooks" / "exercises" / "01_first_llm_call.ipynb").read_text()
-        (tmp_path / "01_first_llm_call.ipynb").write_text(exercise)
-        wait_for("01_first_llm_call.ipynb changed: checking")
-        wait_for("0/1 chapters pass")
+    def save(notebook):
+        path = exercises / "01_first_llm_call.ipynb"
+        path.write_text(json.dumps(notebook, indent=1) + "\n")
+
+    try:
+        at = wait_for("watching for saved notebooks")
+        table_lines = "".join(lines[:at])
+        assert "ch01    01_first_llm_call.ipynb" in table_lines and "~20 min" in table_lines
+        assert "checking" not in table_lines, "nothing runs before a save"
+        solution = json.loads((exercises.parent / "01_first_llm_call.ipynb").read_text())
+        exercise = json.loads((exercises / "01_first_llm_call.ipynb").read_text())
+        mine = filled_in(exercise, solution)
+        bug = next(b for b in BUGS if b.id == "mock-pops-from-the-end")
+        broken = json.loads(json.dumps(mine))
+        for cell in broken["cells"]:
+            source = "".join(cell["source"])
+            if bug.old in source:
+                cell["source"] = source.replace(bug.old, bug.new)
+
+        save(broken)
+        at = wait_for("01_first_llm_call.ipynb changed: checking", at)
+        at = wait_for("✗  ch01: ", at)
+        at = wait_for("first failure: test_mock_steps_through_sequence", at)
+        at = wait_for("expected: 'First'", at)
+        at = wait_for("hint: ", at)
+        at = wait_for("0/25 chapters pass", at)
+
+        save(mine)
+        at = wait_for("01_first_llm_call.ipynb changed: checking", at)
+        at = wait_for("✓  ch01 passes", at)
+        assert "Next: 02_first_tool_call.ipynb (~20 min)" in lines[at - 1], lines[at - 1]
+        at = wait_for("1/25 chapters pass", at)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0
     finally:
-        proc.terminate()
-        proc.wait(10)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        reader.join(10)  # the output's end: every line is in
         proc.stdout.close()
+    out = "".join(lines)
+    assert "stopped watching" in out
+    assert "Traceback" not in out and "KeyboardInterrupt" not in out
