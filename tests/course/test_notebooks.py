@@ -148,3 +148,18 @@ def test_exercise_notebook_is_current_and_fails_its_check(path, shipped_exercise
     )
     assert "test result: FAILED." in out, out
     assert "test result: ok." not in out
+
+
+def test_the_quickstart_is_saved_with_its_outputs():
+    # What GitHub shows a visitor who has not run anything yet: every cell that prints,
+    # with what it printed (a run under CLAWNB_APPROVAL=allow), and no widget state.
+    cells = json.loads((ROOT / "00_quickstart.ipynb").read_text(encoding="utf-8"))["cells"]
+    code = [c for c in cells if c["cell_type"] == "code"]
+    silent = [c for c in code if not c.get("outputs")]
+    assert ["".join(c["source"]) for c in silent] == [
+        "%load_ext clawnb",
+        "sales = [120, 340, 95, 490]",
+    ]
+    text = json.dumps(code)
+    assert "approved by policy: CLAWNB_APPROVAL=allow" in text and "1045" in text
+    assert "application/vnd.jupyter.widget" not in text
