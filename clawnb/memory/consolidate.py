@@ -15,9 +15,16 @@ starts stop at the first or second:
    between processes. A lock whose process is dead, or older than :data:`LOCK_MAX_AGE`
    (an hour), is taken over.
 
-The work itself is the store's own (no model call, nothing but the folder changes):
-duplicates merged (same name or near-same description, the newest kept), and the index
-rebuilt within its caps.
+The work, under the lock, is ``tidy`` (:func:`consolidate_if_due`'s argument). With a model
+(a session), :meth:`clawnb.memory.extract.MemoryKeeper.consolidate_with` runs it as a
+**read-only child session**: it is shown every memory of the folder in full (with the ones
+whose evidence changed marked possibly stale, :data:`CONSOLIDATE_PROMPT`), may read and grep
+the workspace to check them, and answers with the review's JSON operations — merge, drop the
+stale, settle contradictions — which the review's own code path applies (redacted, confined
+to this folder). Without a model (offline), or when the model's consolidation fails, it is
+:func:`consolidate`, the store's own work: duplicates merged (same name or near-same
+description, the newest kept), and the index rebuilt within its caps. That runs after the
+model's operations too, so the caps always hold.
 """
 
 from __future__ import annotations
@@ -27,13 +34,14 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .store import Memory, MemoryStore, same_memory
+from .store import Memory, MemoryStore, is_stale, same_memory
 
 __all__ = [
+    "CONSOLIDATE_PROMPT",
     "LOCK_MAX_AGE",
     "MIN_INTERVAL",
     "MIN_SESSIONS",
@@ -41,6 +49,7 @@ __all__ = [
     "ConsolidationLock",
     "consolidate",
     "consolidate_if_due",
+    "consolidation_prompt",
 ]
 
 MIN_INTERVAL = 24 * 3600.0
@@ -50,6 +59,28 @@ LOCK_MAX_AGE = 3600.0
 STATE = ".consolidated"
 LOCK = ".consolidate.lock"
 GUARD = ".consolidate.guard"
+
+CONSOLIDATE_PROMPT = """\
+You tidy the long-term memory of a coding assistant. Below is every memory of one folder, \
+newest first, with when it was learnt and what it was learnt from. Make the set right:
+- merge memories that say the same thing into one (update one, delete the others);
+- where two memories contradict each other, keep the one that is true now (usually the \
+newer; check the files when you can) and update or delete the other;
+- a memory marked POSSIBLY STALE was learnt from a file that changed since: read the file; \
+delete the memory if it no longer holds, or update it (give "file" again so its evidence is \
+recorded anew);
+- delete what is no longer worth keeping. Keep everything else as it is.
+Every memory is here in full. You may read, grep and glob the workspace's files to check \
+one; you cannot change anything yourself. Finish with \
+JSON only, no prose: {{"operations": [{{"op": "update", "name": "...", "description": "one \
+line", "type": "project", "body": "...", "file": "path"}}, {{"op": "delete", "name": "..."}}]}} \
+and {{"operations": []}} when the folder is fine as it is.
+
+<memories-to-consolidate>
+{memories}
+</memories-to-consolidate>"""
+_MEMORY_CHARS = 2_000  # one memory's body in the prompt
+_PROMPT_MEMORIES = 200
 
 
 def _alive(pid: int) -> bool:
@@ -151,6 +182,21 @@ def sessions_since(sessions: Path | None, since: float) -> int:
     return count
 
 
+def consolidation_prompt(store: MemoryStore, workspace: Path) -> str:
+    """What the consolidating model is shown: every memory of ``store`` (they passed the
+    redactor when written), the possibly stale marked."""
+    entries: list[str] = []
+    for memory in store.all()[:_PROMPT_MEMORIES]:
+        head = f"## {memory.name} ({memory.type}; learnt {memory.learnt[:19]})"
+        if memory.evidence_path:
+            head += f"; from {memory.evidence_path}"
+            if is_stale(memory, workspace):
+                head += " — POSSIBLY STALE: that file changed since"
+        body = memory.body.strip()[:_MEMORY_CHARS]
+        entries.append(f"{head}\n{memory.description}" + (f"\n{body}" if body else ""))
+    return CONSOLIDATE_PROMPT.format(memories="\n\n".join(entries) or "(none)")
+
+
 def consolidate(store: MemoryStore) -> list[str]:
     """Merge duplicates — each into the oldest of its kind, which keeps its name and takes
     the newest description and body — and rebuild the index within its caps; returns what
@@ -175,10 +221,15 @@ def consolidate(store: MemoryStore) -> list[str]:
 
 
 def consolidate_if_due(
-    store: MemoryStore, sessions: Path | None, *, now: float | None = None
+    store: MemoryStore,
+    sessions: Path | None,
+    *,
+    now: float | None = None,
+    tidy: Callable[[MemoryStore], list[str]] = consolidate,
 ) -> list[str] | None:
-    """Consolidate ``store`` if every gate passes (see the module docstring); ``None`` when a
-    gate stopped it, else what was done (maybe nothing)."""
+    """Consolidate ``store`` with ``tidy`` (default :func:`consolidate`, no model) if every
+    gate passes (see the module docstring), holding the lock; ``None`` when a gate stopped
+    it, else what was done (maybe nothing)."""
     now = time.time() if now is None else now
     folder = store.root
     if not store.exists():
@@ -197,7 +248,7 @@ def consolidate_if_due(
     if not lock.acquire(now=now):
         return None
     try:
-        done = consolidate(store)
+        done = tidy(store)
         state["last"] = now
         _save_state(folder, state)
         return done

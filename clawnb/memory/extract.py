@@ -82,6 +82,7 @@ Answer {{"operations": []}} when nothing is worth keeping.
 _TURN_CHARS = 24_000
 START_DELAY = 0.25  # seconds: a prompt sent right after the turn goes out before the review
 _MAX_OPERATIONS = 10
+_CONSOLIDATE_TOOLS = ("read", "grep", "glob")  # a consolidation looks, never touches
 
 
 def parse_operations(text: str | None) -> list[dict[str, Any]]:
@@ -227,16 +228,23 @@ class MemoryKeeper:
             )
         return self._known
 
-    def apply(self, operations: list[dict[str, Any]], source: str = "") -> list[str]:
-        """Carry out create/update/delete operations; returns one phrase per change made."""
+    def apply(
+        self, operations: list[dict[str, Any]], source: str = "", only: MemoryStore | None = None
+    ) -> list[str]:
+        """Carry out create/update/delete operations; returns one phrase per change made.
+        ``only``: the one folder they may change (a consolidation's); an operation aimed at
+        another is skipped."""
         with self._writing:
-            noted = self._apply(operations, source)
+            noted = self._apply(operations, source, only)
             if noted:
                 self._known = None
         return noted
 
-    def _apply(self, operations: list[dict[str, Any]], source: str) -> list[str]:
+    def _apply(
+        self, operations: list[dict[str, Any]], source: str, only: MemoryStore | None = None
+    ) -> list[str]:
         noted: list[str] = []
+        stores = self.stores() if only is None else [only]
         for op in operations:
             kind = str(op.get("op", "")).lower()
             # a key never lands in memory, its file name included: redacted before anything
@@ -244,7 +252,7 @@ class MemoryKeeper:
             if not name:
                 continue
             if kind == "delete":
-                for store in self.stores():
+                for store in stores:
                     if store.delete(name):
                         noted.append(f"forgot {name}")
                         self._untold.append(f"forgotten: {name}")
@@ -255,6 +263,8 @@ class MemoryKeeper:
             if mtype not in TYPES:
                 mtype = "project"
             target = self.store_for(mtype)
+            if only is not None and (target is None or target.root != only.root):
+                continue  # a consolidation changes its own folder only
             description = " ".join(redact(str(op.get("description", ""))).split())
             if target is None or not description:
                 continue
@@ -284,17 +294,69 @@ class MemoryKeeper:
             )
         return noted
 
-    def consolidate_if_due(self, sessions: Path | None) -> list[str]:
+    def consolidate_if_due(
+        self, sessions: Path | None, session: Any | None = None
+    ) -> list[str] | Future[list[str]]:
         """Consolidate each memory folder whose gates pass
-        (:func:`clawnb.memory.consolidate.consolidate_if_due`); what was done."""
-        from .consolidate import consolidate_if_due
+        (:func:`clawnb.memory.consolidate.consolidate_if_due`). Without ``session`` (offline)
+        the store's own tidying, now; returns what was done. With one (an
+        :class:`~clawnb.session.assemble.AgentSession`), the gates and the work run in a
+        thread of their own, the work by the model in a read-only child session
+        (:meth:`consolidate_with`): returns its future at once, which
+        :meth:`settled` waits for too."""
+        from .consolidate import consolidate, consolidate_if_due
+
+        def model_tidy(store: MemoryStore) -> list[str]:  # in the thread: a loop of its own
+            return asyncio.run(self.consolidate_with(store, session))
+
+        def tidy_all(by_model: bool) -> list[str]:
+            done: list[str] = []
+            for store in self.stores():
+                tidy = model_tidy if by_model else consolidate
+                try:
+                    done += consolidate_if_due(store, sessions, tidy=tidy) or []
+                except OSError as exc:  # a folder that cannot be tidied now is tidied later
+                    log.info("memory consolidation of %s skipped: %s", store.root, exc)
+            return done
+
+        if session is None:
+            return tidy_all(False)
+
+        future: Future[list[str]] = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(tidy_all(True))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+                future.set_exception(exc)
+
+        self.tasks.add(future)
+        future.add_done_callback(self.tasks.discard)
+        threading.Thread(target=run, name="clawnb-memory-consolidate", daemon=True).start()
+        return future
+
+    async def consolidate_with(self, store: MemoryStore, session: Any) -> list[str]:
+        """Consolidate ``store`` by the model, in a **read-only** child of ``session``
+        (``read``, ``grep``, ``glob``; the session's gate and its rules): it is shown every
+        memory (:func:`~clawnb.memory.consolidate.consolidation_prompt`) and answers with
+        operations, applied by :meth:`apply` to this folder only (redacted, names never
+        paths). Then — and instead, when the child fails — the store's own tidying
+        (:func:`~clawnb.memory.consolidate.consolidate`). Returns what was done."""
+        from .consolidate import consolidate, consolidation_prompt
 
         done: list[str] = []
-        for store in self.stores():
-            try:
-                done += consolidate_if_due(store, sessions) or []
-            except OSError as exc:  # a folder that cannot be tidied now is tidied later
-                log.info("memory consolidation of %s skipped: %s", store.root, exc)
+        try:
+            prompt = consolidation_prompt(store, self.workspace)
+            child = session.child(read_only=True, tools=_CONSOLIDATE_TOOLS, max_turns=8)
+            answer = await child.send(prompt)
+            done = self.apply(parse_operations(answer), "consolidation", only=store)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - memory must never fail a session
+            log.info("memory consolidation by the model failed, tidied without it: %s", exc)
+        with self._writing:
+            done += consolidate(store)
+            self._known = None
         return done
 
     def changed(self) -> None:

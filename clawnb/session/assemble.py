@@ -984,11 +984,8 @@ def _memory_keeper(
     if config.memory == "auto" and (offline or not trusted):
         return None
     from ..memory.extract import MemoryKeeper
-    from .log import sessions_root
 
-    keeper = MemoryKeeper(provider, workspace, trusted=trusted, on_usage=cost.record)
-    keeper.consolidate_if_due(sessions_root(workspace, config.sessions_dir))  # gated: cheap
-    return keeper
+    return MemoryKeeper(provider, workspace, trusted=trusted, on_usage=cost.record)
 
 
 def _duration(seconds: float) -> str:
@@ -1296,6 +1293,12 @@ def build_agent(
         memory=keeper,
     )
     _wire_hooks(bundle)
+    if keeper is not None:  # gated, cheap; by the model in a read-only child when there is one
+        from .log import sessions_root
+
+        keeper.consolidate_if_due(
+            sessions_root(ws, config.sessions_dir), None if offline else bundle
+        )
     if isinstance(session, SessionLog):
         bundle.history = session
     elif session == "new":

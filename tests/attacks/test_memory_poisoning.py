@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
+import time
 from pathlib import Path
 
 from clawnb.config import Config
@@ -124,3 +126,87 @@ async def test_an_injected_turn_cannot_write_memory_outside_the_memory_folders(
     evidence = (memory / "evidence.md").read_text()
     assert "evidence:" not in evidence and str(outside) not in evidence
     session.close()
+
+
+async def test_a_hostile_consolidation_changes_nothing_outside_its_folder_and_keeps_no_key(
+    trusted_ws, tmp_path, monkeypatch
+):
+    """The consolidating model turns hostile: it tries to write (a read-only child has no
+    write, edit or bash), then answers with operations aimed outside the folder, at the
+    person's folder, at evidence outside the workspace, and carrying a key."""
+    from clawnb.memory.store import Memory, MemoryStore
+    from clawnb.types import Message, ToolDefinition
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.md").write_text("untouched\n")
+    project = MemoryStore(project_memory_dir(trusted_ws))
+    project.save(Memory("dates", "dates are ISO 8601", "project"))
+    user = MemoryStore(user_memory_dir())
+    user.save(Memory("tabs", "the person indents with four spaces", "user"))
+    # the person's folder was consolidated a moment ago: only the project's is due
+    (user.root / ".consolidated").write_text(json.dumps({"last": time.time()}))
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for i in range(5):
+        (sessions / f"s{i}.jsonl").write_text("{}\n")  # every gate passes
+    hostile = [
+        {"op": "create", "name": "../../../outside/evil", "description": "a", "type": "project"},
+        {"op": "create", "name": str(outside / "abs"), "description": "b", "type": "project"},
+        {"op": "delete", "name": "../../outside/victim"},
+        {"op": "delete", "name": "tabs"},  # the person's folder: not this consolidation's
+        {"op": "create", "name": "planted", "description": "c", "type": "user"},
+        {"op": "update", "name": "dates", "description": f"use {KEY}", "type": "project"},
+        {
+            "op": "create",
+            "name": "evidence",
+            "description": "e",
+            "type": "project",
+            "file": str(outside / "victim.md"),
+        },
+    ]
+    attempts: list[str] = []
+
+    class Hostile:
+        async def chat(self, messages: list[Message], tools: list[ToolDefinition]) -> AssistantTurn:
+            first = next((m for m in messages if isinstance(m, Message.User)), None)
+            if first is None or "<memories-to-consolidate>" not in first.content:
+                return AssistantTurn(ops(), [], StopReason.STOP)
+            if not attempts:
+                attempts.append(",".join(sorted(t.name for t in tools)))
+                write = {"path": str(outside / "victim.md"), "content": "owned\n"}
+                calls = [
+                    ToolCall("w1", "write", write),
+                    ToolCall("b1", "bash", {"command": f"echo owned > {outside}/victim.md"}),
+                ]
+                return AssistantTurn(None, calls, StopReason.TOOL_USE)
+            attempts.extend(m.content for m in messages if isinstance(m, Message.ToolResult))
+            return AssistantTurn(ops(*hostile), [], StopReason.STOP)
+
+    before_outside = files_under(outside)
+    before_ws = {k: v for k, v in files_under(trusted_ws).items() if not k.startswith(".claw")}
+    session = build_agent(
+        Config(memory="on", sessions_dir=str(sessions)),  # type: ignore[arg-type]
+        workspace=trusted_ws,
+        provider=Hostile(),  # type: ignore[arg-type]
+        subagents=False,
+        skills=False,
+    )
+    await session.memory_settled()
+    session.close()
+
+    assert attempts[0] == "glob,grep,read"  # the child had nothing to write with
+    assert len(attempts) == 3  # both calls came back refused, as results
+    assert files_under(outside) == before_outside
+    after_ws = {k: v for k, v in files_under(trusted_ws).items() if not k.startswith(".claw")}
+    assert after_ws == before_ws
+    assert user.get("tabs") is not None and user.get("planted") is None  # not its folder
+    assert project.get("dates") is not None
+    assert KEY not in project.get("dates").description
+    assert KEY.encode() not in _all_memory_bytes(trusted_ws)
+    evidence = project.get("evidence")
+    assert evidence is not None and evidence.evidence_path == ""  # outside: not recorded
+    for path in project.root.iterdir():
+        assert path.is_file() and not path.is_symlink()
+        assert path.suffix == ".md" or path.name.startswith(".consolidat"), path

@@ -168,7 +168,7 @@ def test_a_live_lock_is_respected_until_it_is_an_hour_old(tmp_path):
         holder.wait()
 
 
-def test_a_session_start_consolidates_when_due(trusted_ws, tmp_path):
+async def test_a_session_start_consolidates_when_due(trusted_ws, tmp_path):
     from clawnb.config import Config
     from clawnb.memory.store import project_memory_dir
     from clawnb.session.assemble import build_agent
@@ -186,5 +186,6 @@ def test_a_session_start_consolidates_when_due(trusted_ws, tmp_path):
     session = build_agent(
         Config(memory="on"), workspace=trusted_ws, provider=MemoryModel(), skills=False
     )
+    await session.memory_settled()  # with a model, in a child session of its own thread
     assert [m.name for m in store.all()] == ["tabs"]
     session.close()
