@@ -243,6 +243,10 @@ NUDGES: dict[str, str] = {
     "test_session_in_plan_mode_refuses_a_write": "Hiding write from the tools offered is not "
     "enough: in plan mode a call to a tool outside SAFE gets an error result and never runs, "
     "whatever the approver would say.",
+    "test_session_keeps_an_approved_write_inside_the_workspace": "Wrap each tool before it "
+    "goes into the ToolSet: SafeToolWrapper(tool, [PathValidator(workspace), "
+    "CommandFilter.default_filters(), ProtectedFileCheck(['.env', '.env.*'])]). The gate's "
+    "yes does not lift a safety check.",
     "test_session_runs_the_workspaces_pre_tool_hook_and_a_block_runs_nothing": "Build a "
     "HookRunner from the hooks table of .claw/agent.toml (tomllib) and fire pre_tool with the "
     "call's name and arguments before the gate: a reason back means an 'error: ...' result "

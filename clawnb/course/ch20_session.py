@@ -189,6 +189,25 @@ async def test_session_in_plan_mode_refuses_a_write(impl, tmp):
 
 
 @suite.test
+async def test_session_keeps_an_approved_write_inside_the_workspace(impl, tmp):
+    # Chapter 14: the safety checks wrap every tool, so a write the person allowed still may
+    # not leave the workspace; the model reads why in the error result.
+    workspace = tmp / "project"
+    workspace.mkdir()
+    outside = tmp / "outside.txt"
+    turns = [tool_turn(write_call("c1", outside, "x")), text_turn("ok")]
+    provider = Recorder(turns)
+    session = impl.make_session(provider=provider, workspace=workspace, history=[])
+    with session.handlers(approve=_Person(Approval.allow_once())):
+        await session.send("write outside.txt")
+    assert not outside.exists(), "an approved write left the workspace"
+    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    assert result.content.startswith("error:")
+    assert "outside" in result.content
+    assert history_is_valid(session.history)
+
+
+@suite.test
 async def test_session_configure_changes_the_mode(impl, tmp):
     session, _ = _session(impl, tmp, [])
     session.configure(mode="plan")

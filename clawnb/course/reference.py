@@ -210,7 +210,8 @@ class CourseSession:
         self.history = history
         self.mode = "default"
         self.max_turns = 20
-        self.tools = ToolSet([cls() for cls in parts.tools])
+        guards = parts.guards(workspace)  # chapter 14's checks around every tool
+        self.tools = ToolSet([parts.SafeToolWrapper(cls(), guards) for cls in parts.tools])
         P, Rule = parts.Permission, parts.PermissionRule
         self.engine = parts.PermissionEngine([Rule(name, P.Allow) for name in self.SAFE], P.Ask)
         self.gate = parts.gate
@@ -363,6 +364,7 @@ class _ReferenceParts:
 
     def __init__(self) -> None:
         from ..permissions import PermissionEngine, PermissionRule
+        from ..safety import SafeToolWrapper
         from ..tools import BashTool, EditTool, GlobTool, GrepTool, ReadTool, WriteTool
 
         self.tools = [ReadTool, WriteTool, EditTool, BashTool, GlobTool, GrepTool]
@@ -372,6 +374,17 @@ class _ReferenceParts:
             PermissionEngine,
         )
         self.gate = gate
+        self.SafeToolWrapper = SafeToolWrapper
+
+    @staticmethod
+    def guards(workspace: Any) -> list[Any]:
+        from ..safety import CommandFilter, PathValidator, ProtectedFileCheck
+
+        return [
+            PathValidator(workspace),
+            CommandFilter.default_filters(),
+            ProtectedFileCheck([".env", ".env.*"]),
+        ]
 
 
 def make_session(provider: Any, workspace: Any, history: list[Message]) -> CourseSession:

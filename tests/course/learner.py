@@ -352,6 +352,15 @@ BUGS = [
         "test_session_in_plan_mode_refuses_a_write",
     ),
     Bug(
+        "session-tools-without-the-safety-checks",
+        "ch20",
+        "20",
+        "guard left out",
+        "self.tools = ToolSet([SafeToolWrapper(tool, guards) for tool in tools])",
+        "self.tools = ToolSet(tools)",
+        "test_session_keeps_an_approved_write_inside_the_workspace",
+    ),
+    Bug(
         "hook-block-ignored",
         "ch20",
         "20",
