@@ -262,3 +262,15 @@ def test_progress_watch_rechecks_a_saved_exercise_shows_the_first_failure_and_th
     out = "".join(lines)
     assert "stopped watching" in out
     assert "Traceback" not in out and "KeyboardInterrupt" not in out
+
+
+def test_the_chapter_map_in_the_docs_shows_the_time_estimates_progress_uses():
+    import re
+
+    from clawnb.course._progress import ESTIMATES, chapter_of
+
+    docs = (ROOT / "docs" / "course.md").read_text(encoding="utf-8")
+    shown = {}
+    for name, minutes in re.findall(r"^\| `(\d\d[a-z]?_\w+)` \|.*\| ~(\d+) min \|$", docs, re.M):
+        shown[chapter_of(Path(f"{name}.ipynb"))] = int(minutes)
+    assert shown == ESTIMATES
