@@ -9,8 +9,11 @@ A chapter's module holds the notebook's import and definition cells and the cell
 the chapter's component (tagged ``solution`` in the course, ``exercise`` in the exercises, and
 ``parts`` for the cell that fetches earlier pieces). ``my_agent/__init__.py`` imports the
 chapter modules in order, so a later chapter's ``ReadTool`` replaces an earlier one, and the
-package's names are the newest version of each piece. The export reads the *saved* notebook,
-like nbdev: save (Ctrl-S) before you export.
+package's names are the newest version of each piece. A chapter that asks for a piece only a
+later chapter builds (the capstone, chapter 20, uses the hooks and results of chapters 23 and
+24) gets clawnb's while the package loads and the package's own once it has loaded
+(:func:`bind_later`). The export reads the *saved* notebook, like nbdev: save (Ctrl-S) before
+you export.
 """
 
 from __future__ import annotations
