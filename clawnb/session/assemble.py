@@ -396,8 +396,11 @@ class AgentSession:
         In ``plan`` mode this is :meth:`run_plan`: ``review`` decides what happens to the plan
         (without one the plan is returned and nothing is executed)."""
         fork, self._next_fork = self._next_fork, None
-        if fork is not None:
-            return await self._hooked_turn(prompt, lambda: self._run_fork(fork, prompt, on_event))
+        if fork is not None:  # the child reviews nothing; its report is this turn's
+            mark = len(self.history)
+            answer = await self._hooked_turn(prompt, lambda: self._run_fork(fork, prompt, on_event))
+            self._remember(mark)
+            return answer
         if self.mode == PermissionMode.PLAN.value:
             return await self.run_plan(prompt, on_event, review)
         mark = len(self.history)
@@ -496,8 +499,12 @@ class AgentSession:
         """Plan → review → execute, the one home of it (chat ``/plan``, plan mode in every
         front end): plan with read-only tools, hand the plan to ``review``; ``execute`` runs
         it on the same history, ``revise`` plans again with the feedback, ``stop`` keeps the
-        plan and runs nothing. Returns the last text the model wrote."""
-        return await self._hooked_turn(prompt, lambda: self._run_plan(prompt, on_event, review))
+        plan and runs nothing. Returns the last text the model wrote. The turn (plan, review,
+        execution) is handed to auto memory like any other: corrections happen here too."""
+        mark = len(self.history)
+        answer = await self._hooked_turn(prompt, lambda: self._run_plan(prompt, on_event, review))
+        self._remember(mark)
+        return answer
 
     async def _run_plan(
         self, prompt: str, on_event: AgentEventCallback | None, review: PlanReview | None
