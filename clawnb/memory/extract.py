@@ -127,8 +127,10 @@ class MemoryKeeper:
     _known: str | None = field(default=None, repr=False)
     # one review writes at a time (two finishing together must not both add a memory)
     _writing: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    # what changed since the model was last told (the next message's reminder)
+    # what changed since the model was last told (the next message's reminder); its own
+    # lock, held only to add or take: the next prompt never waits for a review's writes
     _untold: list[str] = field(default_factory=list, repr=False)
+    _telling: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
     def user(self) -> MemoryStore:
@@ -211,7 +213,7 @@ class MemoryKeeper:
         """What the reviews changed since the last call, for the reminder that travels with
         the person's next message (the system prompt's memory section stays as it was at
         the start); ``None`` when nothing changed. Each change is told once."""
-        with self._writing:
+        with self._telling:
             lines, self._untold = self._untold, []
         if not lines:
             return None
@@ -219,6 +221,10 @@ class MemoryKeeper:
             "Memory changed during this session (the memory section above is as it was at the start):\n"
             + "\n".join(f"- {line}" for line in lines)
         )
+
+    def _tell(self, line: str) -> None:
+        with self._telling:
+            self._untold.append(line)
 
     def known(self) -> str:
         """The memories kept, one line each, as the review is shown them."""
@@ -255,7 +261,7 @@ class MemoryKeeper:
                 for store in stores:
                     if store.delete(name):
                         noted.append(f"forgot {name}")
-                        self._untold.append(f"forgotten: {name}")
+                        self._tell(f"forgotten: {name}")
                 continue
             if kind not in ("create", "update", "add"):
                 continue
@@ -288,7 +294,7 @@ class MemoryKeeper:
                 log.info("memory %s not written: %s", name, exc)
                 continue
             noted.append(f"{'updated' if merged else 'new'} {written.name}")
-            self._untold.append(
+            self._tell(
                 f"{'updated' if merged else 'new'} ({written.type}): {written.name} — "
                 f"{written.description}"
             )
