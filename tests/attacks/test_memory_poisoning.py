@@ -132,7 +132,8 @@ async def test_a_hostile_consolidation_changes_nothing_outside_its_folder_and_ke
     trusted_ws, tmp_path, monkeypatch
 ):
     """The consolidating model turns hostile: it tries to write (a read-only child has no
-    write, edit or bash), then answers with operations aimed outside the folder, at the
+    write, edit or bash) and to read outside the workspace (a read there needs a person's
+    yes, and at a session's start nobody is asked), then answers with operations aimed outside the folder, at the
     person's folder, at evidence outside the workspace, and carrying a key."""
     from clawnb.memory.store import Memory, MemoryStore
     from clawnb.types import Message, ToolDefinition
@@ -179,6 +180,7 @@ async def test_a_hostile_consolidation_changes_nothing_outside_its_folder_and_ke
                 calls = [
                     ToolCall("w1", "write", write),
                     ToolCall("b1", "bash", {"command": f"echo owned > {outside}/victim.md"}),
+                    ToolCall("r1", "read", {"path": str(outside / "victim.md")}),
                 ]
                 return AssistantTurn(None, calls, StopReason.TOOL_USE)
             attempts.extend(m.content for m in messages if isinstance(m, Message.ToolResult))
@@ -197,7 +199,8 @@ async def test_a_hostile_consolidation_changes_nothing_outside_its_folder_and_ke
     session.close()
 
     assert attempts[0] == "glob,grep,read"  # the child had nothing to write with
-    assert len(attempts) == 3  # both calls came back refused, as results
+    assert len(attempts) == 4  # the three calls came back refused, as results
+    assert not any("untouched" in result for result in attempts[1:])  # no read outside
     assert files_under(outside) == before_outside
     after_ws = {k: v for k, v in files_under(trusted_ws).items() if not k.startswith(".claw")}
     assert after_ws == before_ws
