@@ -670,7 +670,7 @@ class ChatApp:
         from ..config import ConfigLoader
         from ..errors import ClawError
         from ..session.assemble import is_offline_model, make_provider
-        from ..session.custom import load_session
+        from ..session.custom import load_session, set_mode
 
         args = self.args
         workspace = os.path.abspath(args.workspace or os.getcwd())
@@ -679,10 +679,12 @@ class ChatApp:
             model = args.model or config.model
             provider = make_provider(model, config, require_key=not is_offline_model(model))
             inner = load_session(args.agent, provider=provider, workspace=workspace, history=[])
+            if args.mode:  # taken, or refused in one line: never accepted and then ignored
+                set_mode(inner, args.mode, f"--agent {args.agent}")
         except ClawError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        own = self.session = _OwnAgent(inner, self.approve, _ChatInput(self))
+        own = self.session = _OwnAgent(inner, self.approve, _ChatInput(self), args.agent)
         self.say(f"clawnb chat — your agent {args.agent} ({type(inner).__name__}), model {model}")
         self.say("type a message; /help for commands; Ctrl-D to quit\n")
         return self.repl(own)
@@ -798,6 +800,10 @@ class _ChatHost:
         self.quitting = True
 
     async def run_turn(self, prompt: str, *, plan: bool = False) -> str | None:
+        if isinstance(self.app.session, _OwnAgent):  # the Session protocol's plan mode
+            own = self.app.session
+            await own.send(prompt, self.app.renderer(), review=self.app.review_plan, plan=plan)
+            return None
         session = self.app.clawnb_session
         if plan:
             await session.run_plan(prompt, self.app.renderer(), self.app.review_plan)
@@ -820,8 +826,11 @@ class _OwnAgent:
     class _NoCompaction:
         compactions = 0
 
-    def __init__(self, inner: Session, approve: ApprovalCallback, ask: InputHandler) -> None:
+    def __init__(
+        self, inner: Session, approve: ApprovalCallback, ask: InputHandler, name: str = "agent"
+    ) -> None:
         self.inner = inner
+        self.name = name
         self.approve = approve
         self.ask = ask
         self.context = self._NoCompaction()
@@ -830,10 +839,22 @@ class _OwnAgent:
     def history(self) -> list[Message]:
         return self.inner.history
 
-    async def send(self, prompt: str, on_event: AgentEventCallback, *, review: PlanReview) -> str:
-        # what the REPL passes (it always renders and always reviews plans)
+    @property
+    def mode(self) -> str:
+        return str(self.inner.mode)
+
+    async def send(
+        self, prompt: str, on_event: AgentEventCallback, *, review: PlanReview, plan: bool = False
+    ) -> str:
+        # what the REPL passes (it always renders and always reviews plans); the TurnEnd
+        # events are counted for /cost
+        from ..session.custom import counted, plan_turn
+
+        tap = counted(self.inner, on_event)
         with self.inner.handlers(approve=self.approve, ask=self.ask):
-            return await self.inner.send(prompt, on_event, review=review)
+            if plan:
+                return await plan_turn(self.inner, prompt, tap, review, f"--agent {self.name}")
+            return await self.inner.send(prompt, tap, review=review)
 
     def close(self) -> None:
         close = getattr(self.inner, "close", None)

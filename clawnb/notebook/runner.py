@@ -532,8 +532,13 @@ async def run_claw(
         agent = session.agent_session(options)
         messages = agent.history
         mode_before = session.mode
+        from ..session.custom import counted, plan_turn, set_mode
+
         if options.mode is not None:
-            agent.configure(mode=options.mode)
+            if _own(agent):
+                agent.configure(mode=options.mode)
+            else:  # taken, or refused in one line: never accepted and then ignored
+                set_mode(agent, options.mode, f"--agent {session.agent_spec}")
         agent.configure(max_turns=session.resolved_max_turns())
         if _own(agent):
             # from the first cell on the conversation is a session file (written ahead of
@@ -551,10 +556,13 @@ async def run_claw(
             # the turn runs as a task of its own, so the status line's Stop can cancel it
             # exactly as the kernel's interrupt cancels the cell (same clean-up below)
             reviewer = ui.review
-            if plan:
-                sent = agent.run_plan(prompt, on_event, reviewer)  # type: ignore[attr-defined]
+            tap = on_event if _own(agent) else counted(agent, on_event)  # TurnEnd for %claw cost
+            if plan and _own(agent):
+                sent = agent.run_plan(prompt, on_event, reviewer)
+            elif plan:  # a session of the person's own, in plan mode for this cell
+                sent = plan_turn(agent, prompt, tap, reviewer, f"--agent {session.agent_spec}")
             else:
-                sent = agent.send(prompt, on_event, review=reviewer)
+                sent = agent.send(prompt, tap, review=reviewer)
             turn = asyncio.ensure_future(sent)
             if hasattr(view, "on_stop"):
                 view.on_stop = turn.cancel
@@ -729,6 +737,7 @@ COMMANDS.add(
         _errors,
         frontends=NOTEBOOK,
         engine_only=False,
+        needs_session=False,
     ),
     replace=True,
 )
@@ -750,7 +759,7 @@ async def run_command(
     try:
         agent: Any = session.agent
         # a name that is no built-in command may be one of the session's skills
-        if command is None or (command.engine_only and command.offered_in(host.frontend)):
+        if command is None or (command.needs_session and command.offered_in(host.frontend)):
             agent = session.agent_session(options, require_key=False)
         # what the command itself asks (a skill's snippets are bash calls) is answered by the
         # cell's policy, as a turn's calls are: --approve, else stdin, else CLAWNB_APPROVAL

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..errors import CommandError
+from ..errors import ClawError, CommandError
 from . import reports
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class Command:
     hidden: bool = False
     frontends: frozenset[str] | None = None  # None: every front end
     engine_only: bool = True  # needs clawnb's own session, not any Session (``--agent``)
+    needs_session: bool = True  # acts on a session (the notebook builds one for it first)
 
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
@@ -298,6 +299,7 @@ cells and the kernel, which mean nothing in the chat."""
     usage="[NAME]",
     aliases=("?",),
     engine_only=False,
+    needs_session=False,
 )
 def _help(ctx: CommandContext) -> str:
     if ctx.argv:
@@ -355,15 +357,28 @@ def _status(ctx: CommandContext) -> str:
     return reports.status_text(ctx.engine, ctx.host.status_lines())
 
 
-@COMMANDS.command("plan", "plan with read-only tools, then execute, revise or drop", usage="<task>")
+@COMMANDS.command(
+    "plan",
+    "plan with read-only tools, then execute, revise or drop",
+    usage="<task>",
+    engine_only=False,  # any session that takes plan mode (custom.plan_turn)
+)
 async def _plan(ctx: CommandContext) -> str | None:
     if not ctx.args:
         raise CommandError(f"usage: {ctx.host.prefix}plan <what to do>")
     return await ctx.host.run_turn(ctx.args, plan=True)
 
 
-@COMMANDS.command("cost", "tokens and cost so far, and the context size")
+@COMMANDS.command("cost", "tokens and cost so far, and the context size", engine_only=False)
 def _cost(ctx: CommandContext) -> str:
+    if not _is_engine(ctx.session):  # a session of the person's own: its TurnEnd events
+        from .custom import usage_of
+
+        tracker = usage_of(ctx.session)
+        return (
+            f"tokens: {tracker.tokens_label()} | cost: {tracker.cost_label()} "
+            f"(your agent's TurnEnd events: {tracker.turn_count:,} replies)"
+        )
     return reports.cost_text(ctx.engine)
 
 
@@ -376,10 +391,12 @@ async def _compact(ctx: CommandContext) -> str:
     return "nothing to compact yet"
 
 
-@COMMANDS.command("history", "the conversation so far, one line per prompt, answer and call")
+@COMMANDS.command(
+    "history", "the conversation so far, one line per prompt, answer and call", engine_only=False
+)
 def _history(ctx: CommandContext) -> str:
     # the notebook knows which cell (In [n]) sent each prompt
-    return reports.history_text(ctx.engine, cell_of=getattr(ctx.host, "cell_of", None))
+    return reports.history_text(ctx.session, cell_of=getattr(ctx.host, "cell_of", None))
 
 
 @COMMANDS.command("config", "the settings in effect and where keys come from")
@@ -454,26 +471,40 @@ def _skills(ctx: CommandContext) -> str:
     )
 
 
-@COMMANDS.command("mode", "the permission mode for the turns to come", usage="MODE|project")
+@COMMANDS.command(
+    "mode", "the permission mode for the turns to come", usage="MODE|project", engine_only=False
+)
 def _mode(ctx: CommandContext) -> str:
     from ..permissions import PermissionMode
 
     modes = [m.value for m in PermissionMode]
     if len(ctx.argv) != 1 or ctx.argv[0] not in (*modes, "project"):
         raise CommandError(f"usage: {ctx.host.prefix}mode {{{'|'.join(modes)}|project}}")
-    session = ctx.engine
     choice = ctx.argv[0]
+    if not _is_engine(ctx.session):  # a session of the person's own: the protocol's configure
+        from .custom import set_mode
+
+        if choice == "project":
+            raise CommandError(f"{ctx.host.prefix}mode project needs clawnb's own agent")
+        try:
+            set_mode(ctx.session, choice)
+        except ClawError as exc:
+            raise CommandError(str(exc)) from None
+        return f"mode: {ctx.session.mode}"
+    session = ctx.engine
     session.configure(mode=session.config.permissions.mode if choice == "project" else choice)
     origin = " (from the project's configuration)" if choice == "project" else ""
     return f"mode: {session.mode}{origin}"
 
 
-@COMMANDS.command("model", "switch the model for the turns to come", usage="NAME")
+@COMMANDS.command(
+    "model", "switch the model for the turns to come", usage="NAME", engine_only=False
+)
 def _model(ctx: CommandContext) -> str:
     if len(ctx.argv) != 1:
         raise CommandError(f"usage: {ctx.host.prefix}model NAME (or scripted:FILE)")
-    ctx.engine.configure(model=ctx.argv[0])
-    return f"model: {ctx.engine.model}"
+    ctx.session.configure(model=ctx.argv[0])
+    return f"model: {getattr(ctx.session, 'model', None) or ctx.argv[0]}"
 
 
 @COMMANDS.command("undo", "put back the files the last turn changed (subagents' too)")
@@ -589,6 +620,7 @@ def mcp_prompt_command(session: Any, name: str) -> Command | None:
     aliases=("quit", "q"),
     frontends=frozenset({"chat"}),
     engine_only=False,
+    needs_session=False,
 )
 def _exit(ctx: CommandContext) -> None:
     ctx.host.quit()

@@ -52,7 +52,10 @@ class Session(Protocol):
     * :meth:`configure` — change mode, turn limit or model between turns.
 
     A minimal agent that cannot ask anyone may return a no-op context manager from
-    :meth:`handlers` (then every call that needs approval must be refused).
+    :meth:`handlers` (then every call that needs approval must be refused). An agent that
+    works in some modes only may say which in an optional ``modes`` attribute; a front end
+    refuses any other (:func:`clawnb.session.custom.set_mode`), as it refuses a mode that
+    :meth:`configure` does not take.
     """
 
     history: list[Message]

@@ -153,7 +153,7 @@ def test_chat_agent_runs_the_learners_session_in_the_terminal(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "clawnb", "chat", "--agent", "my_agent", "--no-color"]
         + ["--model", "scripted:scripts/capstone.jsonl", "--approve", "allow"],
-        input="Do what the notes say.\n/cost\n",
+        input="Do what the notes say.\n/cost\n/undo\n",
         capture_output=True,
         text=True,
         cwd=folder,
@@ -163,7 +163,9 @@ def test_chat_agent_runs_the_learners_session_in_the_terminal(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "your agent my_agent (MySession)" in done.stdout
     assert "wrote capstone_workspace/hello.txt" in done.stdout
-    assert "/cost needs clawnb's own agent" in done.stdout
+    # the learner's TurnEnd events feed /cost; what needs clawnb's own machinery says so
+    assert "cost: not priced (your agent's TurnEnd events: 6 replies)" in done.stdout
+    assert "/undo needs clawnb's own agent" in done.stdout
     assert (folder / "capstone_workspace" / "hello.txt").exists()
 
 
