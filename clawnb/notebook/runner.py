@@ -24,6 +24,9 @@ import asyncio
 import contextlib
 import os
 import re
+import signal
+import threading
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -434,9 +437,53 @@ def make_view(shell: Any, *, quiet: bool = False, ui: str = "auto") -> TextView 
     return TextView(quiet=quiet)
 
 
-async def _heartbeat() -> None:
-    while True:
-        await asyncio.sleep(0.1)
+class LoopBlocked(ClawError):
+    """A session of the person's own held the kernel's event loop when they interrupted."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"your agent blocked the event loop for {seconds:.0f} s, so the interrupt could not "
+            "reach it: a synchronous call inside async def (time.sleep, subprocess.run, a "
+            "blocking read) stops every other task — await asyncio.sleep or "
+            "asyncio.create_subprocess_exec instead. It was stopped; the kernel is free"
+        )
+
+
+class _LoopWatch:
+    """The heartbeat (see the module docstring), and what it tells: while a session of the
+    person's own runs a turn, an interrupt (SIGINT) that finds the loop without a tick for a
+    second means the agent's code blocks it — ipykernel's interrupt is a callback on that
+    loop and would wait for the block to end (a 30 s ``time.sleep`` ran to its end). The
+    signal handler then raises :class:`LoopBlocked` right there, in the blocking call, and
+    the cell ends as a failed one. Otherwise the signal takes its usual path."""
+
+    def __init__(self) -> None:
+        self.tick = time.monotonic()
+
+    async def beat(self) -> None:
+        while True:
+            self.tick = time.monotonic()
+            await asyncio.sleep(0.1)
+
+    @contextlib.contextmanager
+    def armed(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signal handlers belong to the main thread
+            return
+        previous = signal.getsignal(signal.SIGINT)
+
+        def on_interrupt(signum: int, frame: Any) -> None:
+            stalled = time.monotonic() - self.tick
+            if stalled > 1.0:
+                raise LoopBlocked(stalled)
+            if callable(previous):  # ipykernel's own way (its wakeup fd is written anyway)
+                previous(signum, frame)
+
+        signal.signal(signal.SIGINT, on_interrupt)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
 
 @dataclass
@@ -499,7 +546,8 @@ async def run_claw(
     view = ui.view
     session.running = True
     session.cells += 1
-    heartbeat = asyncio.ensure_future(_heartbeat())
+    watch = _LoopWatch()
+    heartbeat = asyncio.ensure_future(watch.beat())
     interrupted = False
     failed = too_long = False
     messages: list[Message] = []
@@ -552,6 +600,7 @@ async def run_claw(
             session.prompt_cells.cell(_cell_number(shell, session.cells), agent),
             ui.attached(agent, session, shell, in_cell=raise_on_interrupt),
             agent.checkpoints.turn(label) if _own(agent) else contextlib.nullcontext(),
+            contextlib.nullcontext() if _own(agent) else watch.armed(),
         ):
             # the turn runs as a task of its own, so the status line's Stop can cancel it
             # exactly as the kernel's interrupt cancels the cell (same clean-up below)
