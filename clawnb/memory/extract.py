@@ -156,18 +156,23 @@ class MemoryKeeper:
         so a review on the caller's loop would stall or vanish. Never raises, never waits."""
         if not turn:
             return None
-        future: Future[list[str]] = Future()
         messages = list(turn)
+        return self._in_thread("review", lambda: asyncio.run(self.review(messages, source)))
+
+    def _in_thread(self, what: str, work: Callable[[], list[str]]) -> Future[list[str]]:
+        """``work()`` in a daemon thread of its own; its future (result or exception) is
+        returned at once and kept in :attr:`tasks` until it is done."""
+        future: Future[list[str]] = Future()
 
         def run() -> None:
             try:
-                future.set_result(asyncio.run(self.review(messages, source)))
+                future.set_result(work())
             except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
                 future.set_exception(exc)
 
         self.tasks.add(future)
         future.add_done_callback(self.tasks.discard)
-        threading.Thread(target=run, name="clawnb-memory-review", daemon=True).start()
+        threading.Thread(target=run, name=f"clawnb-memory-{what}", daemon=True).start()
         return future
 
     async def settled(self) -> None:
@@ -327,19 +332,7 @@ class MemoryKeeper:
 
         if session is None:
             return tidy_all(False)
-
-        future: Future[list[str]] = Future()
-
-        def run() -> None:
-            try:
-                future.set_result(tidy_all(True))
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
-                future.set_exception(exc)
-
-        self.tasks.add(future)
-        future.add_done_callback(self.tasks.discard)
-        threading.Thread(target=run, name="clawnb-memory-consolidate", daemon=True).start()
-        return future
+        return self._in_thread("consolidate", lambda: tidy_all(True))
 
     async def consolidate_with(self, store: MemoryStore, session: Any) -> list[str]:
         """Consolidate ``store`` by the model, in a **read-only** child of ``session``
