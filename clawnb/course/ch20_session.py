@@ -36,6 +36,18 @@ def _session(impl, tmp, turns):
     return impl.make_session(provider=provider, workspace=tmp, history=[]), provider
 
 
+def _first_result(session):
+    """The first tool result in the session's history."""
+    return next(m for m in session.history if isinstance(m, Message.ToolResult))
+
+
+def _refused(session):
+    """The first tool result, which must be an error the model can read (the call did not run)."""
+    result = _first_result(session)
+    assert result.content.startswith("error:"), f"the call ran: {result.content[:80]!r}"
+    return result
+
+
 @suite.test
 def test_session_follows_the_session_protocol(impl, tmp):
     session, _ = _session(impl, tmp, [])
@@ -75,8 +87,7 @@ async def test_session_asks_before_writing_and_a_denial_changes_nothing(impl, tm
         await session.send("write it")
     assert person.asked == ["write"]
     assert not target.exists()
-    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
-    assert result.content.startswith("error:")
+    _refused(session)
     assert history_is_valid(session.history)
 
 
@@ -183,8 +194,7 @@ async def test_session_in_plan_mode_refuses_a_write(impl, tmp):
         await session.send("write it")
     assert not target.exists(), "the write ran in plan mode"
     assert "write" not in provider.offered[0], "plan mode offers only the tools that look"
-    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
-    assert result.content.startswith("error:")
+    _refused(session)
     assert history_is_valid(session.history)
 
 
@@ -201,8 +211,7 @@ async def test_session_keeps_an_approved_write_inside_the_workspace(impl, tmp):
     with session.handlers(approve=_Person(Approval.allow_once())):
         await session.send("write outside.txt")
     assert not outside.exists(), "an approved write left the workspace"
-    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
-    assert result.content.startswith("error:")
+    result = _refused(session)
     assert "outside" in result.content
     assert history_is_valid(session.history)
 
@@ -244,8 +253,7 @@ async def test_session_runs_the_workspaces_pre_tool_hook_and_a_block_runs_nothin
         await session.send("write notes.md")
     assert not target.exists(), "the hook's block was ignored"
     assert person.asked == [], "a blocked call is refused before anyone is asked"
-    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
-    assert result.content.startswith("error:")
+    result = _refused(session)
     assert "no markdown here" in result.content
     assert history_is_valid(session.history)
 
@@ -260,7 +268,7 @@ async def test_session_saves_a_long_result_and_gives_the_model_a_preview(impl, t
     turns = [tool_turn(read_call("c1", tmp / "big.log")), text_turn("done")]
     session, provider = _session(impl, tmp, turns)
     await session.send("read big.log")
-    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    result = _first_result(session)
     saved = tmp / ".claw" / "results" / "c1.txt"
     assert saved.is_file() and saved.read_text() == log
     assert len(result.content) < len(log) // 4
@@ -288,7 +296,7 @@ async def test_session_offers_the_workspaces_skills_and_loads_one_unasked(impl, 
     system = provider.sent[0][0]
     assert isinstance(system, Message.System)
     assert "review: Review a file for bugs" in system.content
-    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    result = _first_result(session)
     assert result.content.strip() == "List the bugs."
     assert person.asked == []
 
@@ -334,5 +342,5 @@ async def test_session_offers_the_tools_of_the_workspaces_mcp_servers_and_asks_f
             os.kill(_pid(tmp), signal.SIGKILL)
     assert "mcp__fake__echo" in provider.offered[0]
     assert person.asked == ["mcp__fake__echo"]
-    result = next(m for m in session.history if isinstance(m, Message.ToolResult))
+    result = _first_result(session)
     assert result.content == "hello\n(echoed)"
