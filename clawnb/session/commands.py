@@ -328,14 +328,26 @@ def skill_command(session: Any, name: str) -> Command | None:
     skill = skills.get(name) if skills is not None else None
     if skill is None or not skill.user_invocable:
         return None
+    kept = _SKILL_COMMANDS.get(id(skill))
+    if kept is not None and kept[0] is skill:
+        return kept[1]
+    from ..skills.runtime import invoke
 
     async def run(ctx: CommandContext) -> str | None:
-        from ..skills.runtime import invoke
-
         on_event = ctx.host.on_event if isinstance(ctx.host, ApiHost) else None
         return await invoke(ctx.engine, skill, ctx.args, send=ctx.host.run_turn, on_event=on_event)
 
-    return Command(skill.name, skill.description, run, usage=skill.argument_hint or "")
+    command = Command(skill.name, skill.description, run, usage=skill.argument_hint or "")
+    if len(_SKILL_COMMANDS) > 1000:
+        _SKILL_COMMANDS.clear()
+    _SKILL_COMMANDS[id(skill)] = (skill, command)
+    return command
+
+
+_SKILL_COMMANDS: dict[int, tuple[Any, Command]] = {}
+"""Each skill's command, made once: it depends on the skill alone (the session and the front
+end come with each call's context). Kept by the very :class:`~clawnb.skills.model.Skill`
+value (a rediscovered skill is another value, so another command)."""
 
 
 def skills_help(session: Any, prefix: str) -> str:
@@ -358,15 +370,12 @@ def _status(ctx: CommandContext) -> str:
 
 
 @COMMANDS.command(
-    "plan",
-    "plan with read-only tools, then execute, revise or drop",
-    usage="<task>",
-    engine_only=False,  # any session that takes plan mode (custom.plan_turn)
+    "plan", "plan read-only first, then execute, revise or drop", usage="<task>", engine_only=False
 )
 async def _plan(ctx: CommandContext) -> str | None:
-    if not ctx.args:
-        raise CommandError(f"usage: {ctx.host.prefix}plan <what to do>")
-    return await ctx.host.run_turn(ctx.args, plan=True)
+    if ctx.args:  # any session that takes plan mode (clawnb.session.custom.plan_turn)
+        return await ctx.host.run_turn(ctx.args, plan=True)
+    raise CommandError(f"usage: {ctx.host.prefix}plan <what to do>")
 
 
 @COMMANDS.command("cost", "tokens and cost so far, and the context size", engine_only=False)
