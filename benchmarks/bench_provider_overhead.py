@@ -20,6 +20,12 @@ clawnb / openai (lower is better; the goal is ≤ 1.05 on both):
     generation ratio:          openai tokens/s / clawnb tokens/s
 
     python benchmarks/bench_provider_overhead.py [--tokens 2000] [--runs 15] [--pace 0]
+
+``--base-url http://127.0.0.1:8775/v1`` measures against a real server you started instead
+(``docs/local-models.md``: llama-server, llama-cpp-python's server): both clients send the same
+request — ``--model``, ``max_tokens`` = ``--tokens``, temperature 0, usage asked for — and
+tokens/s counts the text chunks each client saw (a model may stop before the cap; both see
+the same reply).
 """
 
 from __future__ import annotations
@@ -91,53 +97,78 @@ SERVER = textwrap.dedent(
 MESSAGES = [{"role": "user", "content": "Write a long story."}]
 
 
-async def run_clawnb(provider, tokens: int) -> tuple[float, float]:
+async def run_clawnb(provider, tokens: int, exact: bool) -> tuple[float, float]:
     from clawnb.events import StreamEvent
     from clawnb.types import Message
 
     start = time.perf_counter()
     first: list[float] = []
+    deltas = 0
 
     def on_event(event) -> None:
-        if not first and isinstance(event, StreamEvent.TextDelta):
-            first.append(time.perf_counter())
+        nonlocal deltas
+        if isinstance(event, StreamEvent.TextDelta):
+            deltas += 1
+            if not first:
+                first.append(time.perf_counter())
 
     turn = await provider.stream_chat([Message.User(MESSAGES[0]["content"])], [], on_event)
     end = time.perf_counter()
-    assert turn.text is not None and turn.text.count("tok") == tokens, "clawnb lost tokens"
-    return first[0] - start, tokens / (end - first[0])
+    if exact:
+        assert turn.text is not None and turn.text.count("tok") == tokens, "clawnb lost tokens"
+    assert first, "clawnb saw no text"
+    return first[0] - start, deltas / (end - first[0])
 
 
-async def run_openai(client, tokens: int) -> tuple[float, float]:
+async def run_openai(client, model: str, tokens: int, exact: bool) -> tuple[float, float]:
     start = time.perf_counter()
     first = 0.0
     seen = 0
-    stream = await client.chat.completions.create(model="local", messages=MESSAGES, stream=True)
+    options = {} if exact else {"max_tokens": tokens, "temperature": 0}
+    stream = await client.chat.completions.create(
+        model=model,
+        messages=MESSAGES,
+        stream=True,
+        stream_options={"include_usage": True},  # as clawnb asks
+        **options,
+    )
     async for chunk in stream:
         if chunk.choices and chunk.choices[0].delta.content:
             if not first:
                 first = time.perf_counter()
             seen += 1
     end = time.perf_counter()
-    assert seen == tokens, "openai lost tokens"
-    return first - start, tokens / (end - first)
+    if exact:
+        assert seen == tokens, "openai lost tokens"
+    assert first, "openai saw no text"
+    return first - start, seen / (end - first)
 
 
-async def measure(url: str, tokens: int, runs: int) -> dict[str, list[tuple[float, float]]]:
+async def measure(
+    url: str, tokens: int, runs: int, *, model: str = "local", exact: bool = True
+) -> dict[str, list[tuple[float, float]]]:
+    """``exact``: the built-in server, whose replies have exactly ``tokens`` chunks; a real
+    server is asked for at most ``tokens`` at temperature 0 instead."""
     from openai import AsyncOpenAI
 
     from clawnb.providers.openai import OpenAICompatProvider
 
-    provider = OpenAICompatProvider("local", api_key="none", base_url=url, stream_usage=True)
+    options = {} if exact else {"max_tokens": tokens, "temperature": 0}
+    provider = OpenAICompatProvider(
+        model, api_key="none", base_url=url, stream_usage=True, **options
+    )
     client = AsyncOpenAI(base_url=url, api_key="none", max_retries=0)
     results: dict[str, list[tuple[float, float]]] = {"clawnb": [], "openai": []}
-    await run_clawnb(provider, tokens)  # warm both (imports, TLS context, first connection)
-    await run_openai(client, tokens)
+    # warm both (imports, TLS context, first connection)
+    await run_clawnb(provider, tokens, exact)
+    await run_openai(client, model, tokens, exact)
     for i in range(runs):
         order = ("clawnb", "openai") if i % 2 == 0 else ("openai", "clawnb")
         for name in order:
             runner = (
-                run_clawnb(provider, tokens) if name == "clawnb" else run_openai(client, tokens)
+                run_clawnb(provider, tokens, exact)
+                if name == "clawnb"
+                else run_openai(client, model, tokens, exact)
             )
             results[name].append(await runner)
     await client.close()
@@ -149,29 +180,40 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=2000, help="tokens per reply")
     parser.add_argument("--runs", type=int, default=15, help="requests per client")
     parser.add_argument("--pace", type=float, default=0.0, help="server tokens/s (0: unpaced)")
+    parser.add_argument(
+        "--base-url", help="a real server's API root (default: the built-in fake server)"
+    )
+    parser.add_argument("--model", default="local", help="model name sent (with --base-url)")
     args = parser.parse_args()
 
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(args.tokens), str(args.pace)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        port = int(server.stdout.readline())
-        url = f"http://127.0.0.1:{port}/v1"
-        results = asyncio.run(measure(url, args.tokens, args.runs))
-    finally:
-        server.terminate()
-        server.wait(5)
+    if args.base_url:
+        results = asyncio.run(
+            measure(args.base_url, args.tokens, args.runs, model=args.model, exact=False)
+        )
+        where = f"{args.base_url} (a real server, max_tokens {args.tokens}, temperature 0)"
+    else:
+        server = subprocess.Popen(
+            [sys.executable, "-c", SERVER, str(args.tokens), str(args.pace)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            port = int(server.stdout.readline())
+            url = f"http://127.0.0.1:{port}/v1"
+            results = asyncio.run(measure(url, args.tokens, args.runs))
+        finally:
+            server.terminate()
+            server.wait(5)
+        pace = "unpaced" if not args.pace else f"{args.pace:g} tok/s"
+        where = f"127.0.0.1 (own process), {args.tokens} tokens/reply, pace {pace}"
 
     ttft = {k: statistics.median(r[0] for r in v) for k, v in results.items()}
     rate = {k: statistics.median(r[1] for r in v) for k, v in results.items()}
     import openai
 
     print(
-        f"server: 127.0.0.1 (own process), {args.tokens} tokens/reply, "
-        f"pace {'unpaced' if not args.pace else f'{args.pace:g} tok/s'}, {args.runs} runs each, "
-        f"openai {openai.__version__}, {os.cpu_count()} CPUs"
+        f"server: {where}, {args.runs} runs each, openai {openai.__version__}, "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}"
     )
     for name in ("clawnb", "openai"):
         print(f"{name:>7}: first token {ttft[name] * 1000:7.2f} ms   {rate[name]:10.0f} tokens/s")

@@ -311,6 +311,8 @@ class GenerationOptions(_Strict):
     tool_choice: ToolChoice | None = None
     extra_body: dict[str, Any] | None = None
     server: ServerKind | None = None
+    # "lean": five tools with short schemas, for a small context window (clawnb.tools.lean)
+    tools: Literal["standard", "lean"] | None = None
 
 
 class ModelSettings(GenerationOptions):

@@ -22,6 +22,13 @@ Rules beyond the book:
   If a turn reports no usage (offline and scripted models), the whole history is estimated.
   After a compaction, ``context_tokens`` is the estimate of the new, shorter history until the
   next real report replaces it; ``tokens_used`` is divided by 3 as in the book.
+* **The fixed prompt counts.** Every estimate of what the next request carries adds the
+  agent's own fixed part — the system prompt is in the history, the tool schemas are not, so
+  :attr:`ContextManager.tools` (the definitions the model is sent) is counted with them
+  (:func:`schema_tokens`). A window smaller than that fixed part cannot hold any message:
+  :meth:`ContextManager.recover` then raises :class:`FixedPromptTooLarge` ("the agent's own
+  prompt (N tokens) does not fit this server's window (M)") instead of blaming the person's
+  message, and a window-derived budget below it says so (:attr:`ContextManager.notes`).
 * The summary request is one provider call with no tools; its usage goes to ``on_usage``
   (e.g. a :class:`~clawnb.usage.CostTracker`) so the cost figure includes it. A
   ``summarizer`` may stand in for the agent's provider (a cheaper model, or
@@ -69,7 +76,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -92,7 +99,9 @@ __all__ = [
     "Compaction",
     "ContextManager",
     "ExtractiveSummarizer",
+    "FixedPromptTooLarge",
     "estimate_tokens",
+    "schema_tokens",
     "full_transcript",
     "summary_body",
 ]
@@ -162,6 +171,47 @@ def estimate_tokens(messages: list[Message]) -> int:
             case _:
                 chars += len(getattr(msg, "content", ""))
     return chars // _CHARS_PER_TOKEN + _MESSAGE_OVERHEAD * len(messages)
+
+
+_TOOL_OVERHEAD = 8  # the template's markup around one tool's schema
+
+
+def schema_tokens(tools: list[ToolDefinition]) -> int:
+    """The tokens the tool schemas add to every request, roughly: each schema as the JSON a
+    chat template renders (name, description, parameters), four characters a token, plus a
+    few tokens of markup per tool. Zero without tools."""
+    chars = 0
+    for tool in tools:
+        chars += len(
+            json.dumps(
+                {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+                ensure_ascii=False,
+            )
+        )
+    return chars // _CHARS_PER_TOKEN + _TOOL_OVERHEAD * len(tools) if tools else 0
+
+
+@dataclass(eq=False, repr=False)
+class FixedPromptTooLarge(ContextOverflowError):
+    """The agent's own prompt (system prompt and tool schemas, ``fixed_tokens``) does not fit
+    the server's window (``context_window``): no message can, whatever it says, and compacting
+    cannot help. ``str()`` is the message and the hint, without an HTTP status (the server
+    refused the request, but the cause is clawnb's side)."""
+
+    fixed_tokens: int = field(default=0, kw_only=True)
+
+    def _line(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+def _fixed_hint(fixed: int) -> str:
+    # twice the fixed part leaves room for a conversation and the reply
+    need = max(1024, -(-2 * fixed // 1024) * 1024)
+    return (
+        "your message is not the cause: start the server with a larger context window "
+        f"(at least {need} tokens: llama-server -c {need}, llama-cpp-python --n_ctx {need}), "
+        'or offer the model fewer, shorter tools with [model] tools = "lean"'
+    )
 
 
 def _is_summary(msg: Message) -> bool:
@@ -355,6 +405,10 @@ class ContextManager:
         self.context_tokens = 0  # what the next request will carry (compared with threshold)
         self.compactions = 0
         self.notes: list[str] = []  # what the person was told (the circuit breaker)
+        # the tool definitions every request sends (the session's, as the model sees them
+        # now): their schemas count in every estimate, beside the system prompt
+        self.tools: Callable[[], list[ToolDefinition]] | None = None
+        self._told_fixed = False  # said once that the budget is below the fixed prompt
         self._breaker = _Breaker()
         self._recorded = False  # usage recorded since the last maybe_compact
 
@@ -362,6 +416,28 @@ class ContextManager:
     def threshold(self) -> int:
         """Where compaction starts: the budget less the output reserve (at least half of it)."""
         return max(self.max_tokens - self.output_reserve, self.max_tokens // 2, 1)
+
+    @property
+    def tool_tokens(self) -> int:
+        """What the tool schemas add to each request (:func:`schema_tokens`); 0 when the
+        manager was not told the tools."""
+        if self.tools is None:
+            return 0
+        try:
+            return schema_tokens(list(self.tools()))
+        except Exception:  # noqa: BLE001 - an estimate must not fail a turn
+            log.debug("tool definitions unavailable for the estimate", exc_info=True)
+            return 0
+
+    def estimate(self, messages: list[Message]) -> int:
+        """What a request with ``messages`` carries, estimated: the messages
+        (:func:`estimate_tokens`, the system prompt among them) and the tool schemas."""
+        return estimate_tokens(messages) + self.tool_tokens
+
+    def fixed_tokens(self, messages: list[Message]) -> int:
+        """The agent's own part of every request, estimated: the leading system prompt (not a
+        compaction summary) and the tool schemas — what no compaction can make smaller."""
+        return estimate_tokens(messages[: _prompt_end(messages)]) + self.tool_tokens
 
     @property
     def clear_min_tokens(self) -> int:
@@ -430,9 +506,9 @@ class ContextManager:
             )
             self.context_tokens += estimate_tokens(messages[last + 1 :])
         else:
-            self.context_tokens = estimate_tokens(messages)
+            self.context_tokens = self.estimate(messages)
         self._recorded = False
-        self.fit_window(getattr(provider, "context_window", None))
+        self.fit_window(getattr(provider, "context_window", None), messages)
         cleared = self.clear_old_results(messages) > 0
         if not self.should_compact():
             return cleared
@@ -468,14 +544,46 @@ class ContextManager:
                 self.notes.append(note)
                 log.warning(note)
 
-    def fit_window(self, window: int | None) -> str | None:
+    def fit_window(self, window: int | None, messages: list[Message] | None = None) -> str | None:
         """Lower ``max_tokens`` to three quarters of a context ``window`` the server named (its
-        error, or vLLM's ``/v1/models``), leaving room for the reply and for the estimate's
-        error. Returns a note when it changed."""
+        error, ``/v1/models``, llama-server's ``/props``), leaving room for the reply and for
+        the estimate's error. Returns a note when it changed. With ``messages``, a budget that
+        falls below the agent's own fixed prompt (:meth:`fixed_tokens`) says so in the note,
+        and once in :attr:`notes` and the log: no conversation fits such a window."""
         if not isinstance(window, int) or window <= 0 or window * 3 // 4 >= self.max_tokens:
             return None
         self.max_tokens = max(window * 3 // 4, 1)
-        return f"context budget lowered to {self.max_tokens} tokens"
+        note = f"context budget lowered to {self.max_tokens} tokens"
+        fixed = self.fixed_tokens(messages) if messages is not None else 0
+        if fixed >= self.max_tokens:
+            note += (
+                f", below the agent's own prompt ({fixed} tokens) — this server's window "
+                f"({window}) is too small for clawnb"
+            )
+            if not self._told_fixed:
+                self._told_fixed = True
+                self.notes.append(f"{note}: {_fixed_hint(fixed)}")
+                log.warning("%s: %s", note, _fixed_hint(fixed))
+        return note
+
+    def check_fits(self, messages: list[Message], window: int | None) -> None:
+        """Raise :class:`FixedPromptTooLarge` when the agent's own prompt alone is at least
+        ``window`` tokens (estimated): no message can be answered there. A current request
+        larger than that prompt is the first thing to blame, so then nothing is raised."""
+        if not isinstance(window, int) or window <= 0:
+            return
+        fixed = self.fixed_tokens(messages)
+        request = estimate_tokens(messages[len(messages) - _current_request(messages) :])
+        if fixed >= window and request < fixed:
+            raise FixedPromptTooLarge(
+                400,
+                f"the agent's own prompt ({fixed} tokens) does not fit this server's window "
+                f"({window})",
+                "context_length_exceeded",
+                hint=_fixed_hint(fixed),
+                context_window=window,
+                fixed_tokens=fixed,
+            )
 
     def _split(self, messages: list[Message], keep: int | None = None) -> tuple[int, int]:
         """(start, end) of the middle to summarise: after the leading System messages (but
@@ -529,7 +637,7 @@ class ContextManager:
         messages[:] = rebuilt
         self.compactions += 1
         self.tokens_used //= 3
-        self.context_tokens = estimate_tokens(messages)
+        self.context_tokens = self.estimate(messages)
         if self.should_compact():
             log.warning(
                 "history still ~%d tokens after compaction (limit %d): the %d preserved "
@@ -676,7 +784,8 @@ class ContextManager:
         request alone is too long).
         """
         window = getattr(error, "context_window", None) or getattr(provider, "context_window", None)
-        budget = self.fit_window(window)
+        self.check_fits(messages, window)  # the agent's own prompt alone: nothing can help
+        budget = self.fit_window(window, messages)
         notes = [budget] if budget else []
         keep = _current_request(messages)
         try:
@@ -710,7 +819,7 @@ class ContextManager:
         )
         messages[:] = [*messages[:start], note, *messages[end:]]
         self.compactions += 1
-        self.context_tokens = estimate_tokens(messages)
+        self.context_tokens = self.estimate(messages)
         self._report(Compaction(trigger, "dropped", count))
         return count
 
@@ -729,7 +838,7 @@ class ContextManager:
             return 0
         cut = cuts[-1]
         for candidate in cuts:
-            if estimate_tokens(messages[:first] + messages[candidate:]) < self.threshold:
+            if self.estimate(messages[:first] + messages[candidate:]) < self.threshold:
                 cut = candidate
                 break
         count = cut - first
@@ -740,7 +849,7 @@ class ContextManager:
             note = Message.System(SUMMARY_PREFIX + line)
         messages[:] = [*messages[:start], note, *messages[cut:]]
         self.compactions += 1
-        self.context_tokens = estimate_tokens(messages)
+        self.context_tokens = self.estimate(messages)
         self._report(Compaction(trigger, "dropped", count))
         return count
 

@@ -616,7 +616,9 @@ class RecordedServer:
         stream = "stream" if body.get("stream") else "json"
         tools = bool(body.get("tools"))
         choice = body.get("tool_choice")
-        if estimate(messages) > self.WINDOWS[self.peer]:
+        # the real servers count the rendered tool schemas too (a 512 window refuses clawnb's
+        # own prompt with "Hello")
+        if estimate(messages) + estimate(body.get("tools") or []) > self.WINDOWS[self.peer]:
             family = "lcp512" if self.peer.startswith("lcp") else "ls512"
             return f"{family}/{stream}_overflow"
         if self.peer.startswith("lcp"):

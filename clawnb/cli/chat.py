@@ -867,6 +867,8 @@ def _error_hint(exc: Exception) -> str | None:
     from ..errors import BadRequestError, ContextOverflowError
 
     if isinstance(exc, ContextOverflowError):
+        if getattr(exc, "fixed_tokens", 0):  # the agent's own prompt: its line says what to do
+            return "(that message was not kept)" if not exc.prompt_kept else None
         if exc.prompt_kept:
             return (
                 "(the conversation outgrew the model's context window during this turn; the "

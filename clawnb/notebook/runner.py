@@ -641,6 +641,9 @@ async def run_claw(
         if hooks is not None:
             await hooks.fire("cell_error", message=prompt, error=f"{type(exc).__name__}: {exc}")
         too_long = isinstance(exc, ContextOverflowError) and not exc.prompt_kept
+        if too_long and getattr(exc, "fixed_tokens", None):
+            # the agent's own prompt does not fit the window: the prompt is not to blame
+            too_long, failure[:] = False, [f"{exc}; this prompt was not kept"]
         if too_long and failure:
             # the red line explains what to do about it; the server's own words stay above
             view(AgentEvent.Error(failure.pop()))

@@ -80,6 +80,7 @@ from .profiles import (
     detect,
     is_local_url,
     models_context_window,
+    props_context_window,
 )
 from .sse import (
     DEFAULT_MAX_LINE_BYTES,
@@ -972,7 +973,25 @@ class OpenAICompatProvider:
             # as given (llama-cpp-python's --n_ctx)
             self.context_window = models_context_window(models, self.model) or self.context_window
             log.info("%s looks like %s", self.api_base, self.profile.name)
+        if self.context_window is None and kind == "llama.cpp":
+            self.context_window = await self._props_window()
         return self.profile
+
+    async def _props_window(self) -> int | None:
+        """llama-server's window from its ``GET /props`` (``default_generation_settings.n_ctx``,
+        its ``-c``), for a build whose ``/v1/models`` does not say it. Asked once, with the
+        detection; any failure is silent (``None``: the window stays unknown)."""
+        root = self.api_base.removesuffix("/v1")
+        try:
+            async with self._http() as client:
+                response = await client.get(
+                    f"{root}/props",
+                    headers=self._request_headers(),
+                    timeout=httpx.Timeout(5.0, connect=2.0),
+                )
+            return props_context_window(response.json() if response.status_code == 200 else None)
+        except (httpx.HTTPError, ValueError):
+            return None
 
     async def _chat_once(
         self, client: httpx.AsyncClient, body: dict[str, Any], progress: _Progress

@@ -8,7 +8,9 @@ Servers that all answer ``/v1/chat/completions`` still differ in ways that matte
   which that server cannot stream (it fails inside the stream, an empty 200), so those
   requests go unstreamed.
 * **vLLM** names its context window (``max_model_len``) in ``/v1/models``; the profile keeps it
-  so context-overflow recovery can size the conversation to fit.
+  so context-overflow recovery can size the conversation to fit. llama-server names its own
+  in ``/v1/models`` (``meta.n_ctx``) and in ``GET /props`` (asked once, when the model list
+  did not say it).
 * **llama.cpp** (``llama-server --jinja``), **Ollama** and **LM Studio** need nothing extra in
   the request (their server-side switches are in ``docs/local-models.md``).
 
@@ -37,6 +39,7 @@ __all__ = [
     "detect",
     "is_local_url",
     "models_context_window",
+    "props_context_window",
     "provider_options",
 ]
 
@@ -117,6 +120,16 @@ def models_context_window(models: Any, model: str) -> int | None:
         ):
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return value
+    return None
+
+
+def props_context_window(props: Any) -> int | None:
+    """The window in llama-server's ``GET /props`` answer: ``default_generation_settings``'s
+    ``n_ctx`` (the server's ``-c``, per slot), or ``None`` when it is not there."""
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    value = settings.get("n_ctx") if isinstance(settings, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
     return None
 
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config, ConfigLoader
-from ..context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer, estimate_tokens
+from ..context import SUMMARY_PREFIX, ContextManager, ExtractiveSummarizer
 from ..control.checkpoints import Checkpoints
 from ..control.imports import distrust
 from ..control.secrets import redact, watch_dotenv
@@ -470,7 +470,7 @@ class AgentSession:
         if not self._compact_resumed:
             return
         self._compact_resumed = False
-        self.context.context_tokens = estimate_tokens(self.history)
+        self.context.context_tokens = self.context.estimate(self.history)
         if self.context.should_compact():
             await self.context.maybe_compact(self.provider, self.history, trigger="resume")
 
@@ -743,7 +743,7 @@ class AgentSession:
         if isinstance(old, SessionLog) and old is not history:
             old.close(discard_if_empty=True)
         self.context.tokens_used = 0
-        self.context.context_tokens = estimate_tokens(history)
+        self.context.context_tokens = self.context.estimate(history)
         self.cost.reset()
         self._mcp_said = None  # another conversation: the model has not heard of the servers
 
@@ -1175,8 +1175,14 @@ def build_agent(
         the_gate = gate
 
     offer_ask = ask_user if ask_user is not None else input_handler is not None
+    lean = tools is None and config.generation_for(model_name).tools == "lean"
     if tools is not None:
         toolset = ToolSet(tools)
+    elif lean:  # [model] tools = "lean": five short schemas for a small window, no subagents
+        from ..tools.lean import lean_tools
+
+        toolset = lean_tools(ws, input_handler=questions if offer_ask else None, sandbox=sandbox)
+        subagents = False
     else:
         from ..tools import default_tools
 
@@ -1275,6 +1281,8 @@ def build_agent(
         result_limit=result_limit,
     )
 
+    # the tool schemas count in every estimate of a request, beside the system prompt
+    context.tools = lambda: agent.tools.active_definitions()
     if history and system_prompt:
         refresh_system_prompt(history, system_prompt)  # a notebook's resumed conversation
     bundle = AgentSession(

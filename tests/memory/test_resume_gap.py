@@ -98,8 +98,9 @@ async def test_resume_through_the_command_also_reminds(tmp_path):
 
 
 async def test_resumed_history_over_threshold_is_compacted_before_the_next_request(tmp_path):
-    config = Config(max_context_tokens=2000, preserve_recent=2)  # threshold 1000 tokens
-    session_id = _saved_session(tmp_path, config, 12, timedelta(hours=1))  # ~1350 tokens
+    # threshold 2200 tokens; ~1350 of history and ~1200 of tool schemas, which count too
+    config = Config(max_context_tokens=4400, preserve_recent=2)
+    session_id = _saved_session(tmp_path, config, 12, timedelta(hours=1))
     model = Recording()
     triggers: list[str] = []
     session = build_agent(config, workspace=tmp_path, provider=model, system_prompt="be brief")
@@ -122,7 +123,7 @@ async def test_resumed_history_over_threshold_is_compacted_before_the_next_reque
 
 
 async def test_resumed_history_under_threshold_is_sent_whole(tmp_path):
-    config = Config(max_context_tokens=4000, preserve_recent=2)  # threshold 2000 tokens
+    config = Config(max_context_tokens=6000, preserve_recent=2)  # threshold 3000 tokens
     session_id = _saved_session(tmp_path, config, 12, timedelta(hours=1))
     model = Recording()
     session = build_agent(
