@@ -953,12 +953,7 @@ class OpenAICompatProvider:
         if not self._probe_pending:
             return self.profile
         try:
-            async with self._http() as client:
-                response = await client.get(
-                    f"{self.api_base}/models",
-                    headers=self._request_headers(),
-                    timeout=httpx.Timeout(5.0, connect=2.0),
-                )
+            response = await self._probe(f"{self.api_base}/models")
         except httpx.HTTPError:
             return self.profile  # not up yet: the real request will say so
         self._probe_pending = False
@@ -983,15 +978,18 @@ class OpenAICompatProvider:
         detection; any failure is silent (``None``: the window stays unknown)."""
         root = self.api_base.removesuffix("/v1")
         try:
-            async with self._http() as client:
-                response = await client.get(
-                    f"{root}/props",
-                    headers=self._request_headers(),
-                    timeout=httpx.Timeout(5.0, connect=2.0),
-                )
+            response = await self._probe(f"{root}/props")
             return props_context_window(response.json() if response.status_code == 200 else None)
         except (httpx.HTTPError, ValueError):
             return None
+
+    async def _probe(self, url: str) -> httpx.Response:
+        """``GET url`` with the request's headers and a short timeout (the server detection's
+        questions; the whole body is read before the client closes)."""
+        async with self._http() as client:
+            return await client.get(
+                url, headers=self._request_headers(), timeout=httpx.Timeout(5.0, connect=2.0)
+            )
 
     async def _chat_once(
         self, client: httpx.AsyncClient, body: dict[str, Any], progress: _Progress
