@@ -229,3 +229,37 @@ async def test_a_lean_session_sends_five_short_schemas_and_runs_a_tool_round(tmp
     assert "buy milk" in server.requests[1]["messages"][-1]["content"]  # the read ran
     standard = session_on("http://127.0.0.1:9/v1", tmp_path)
     assert lean.context.tool_tokens * 3 < standard.context.tool_tokens
+
+
+def test_a_claw_cell_on_a_512_window_blames_its_own_prompt_not_the_cell(tmp_path):
+    pytest.importorskip("jupyter_client")
+    from tests.notebook.kernelclient import Kernel, kernel_env
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with RecordedServer("ls512") as server:
+        kernel = Kernel(ws, kernel_env(tmp_path, HOME=str(tmp_path / "home")))
+        try:
+            assert kernel.execute("%load_ext clawnb").status == "ok"
+            run = kernel.execute(
+                f"%%claw --base-url {server.url} --model smollm2\nHello", timeout=90
+            )
+        finally:
+            kernel.close()
+    assert run.status == "error"  # Run All stops here
+    errors = [o for o in run.outputs if o["output_type"] == "error"]
+    assert [e["ename"] for e in errors] == ["ClawFailed"]
+    line = errors[0]["evalue"]
+    assert "the agent's own prompt (" in line and "does not fit this server's window (512)" in line
+    assert "this prompt was not kept" in line
+    assert "too long for the model's context window" not in run.text
+
+
+def test_the_own_prompt_error_survives_pickling():
+    import pickle
+
+    error = FixedPromptTooLarge(
+        400, "the agent's own prompt (9 tokens) …", hint="larger", context_window=8, fixed_tokens=9
+    )
+    clone = pickle.loads(pickle.dumps(error))
+    assert (str(clone), clone.fixed_tokens, clone.context_window) == (str(error), 9, 8)
