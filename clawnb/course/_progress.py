@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ._suite import AFTER_CHECK, load_suite, suite_of
+
 __all__ = [
     "ESTIMATES",
     "PROGRESS_FILE",
@@ -127,7 +129,6 @@ def _first_failure(report: Any) -> dict[str, str] | None:
     detail = result.detail.split("\n\nin the test", 1)[0].strip()
     try:
         from ._hints import _nudge
-        from ._suite import load_suite, suite_of
 
         suite = suite_of(result.name)
         nudge = _nudge(result.name, suite, load_suite(suite).tests.get(result.name))
@@ -353,3 +354,6 @@ def main(folder: Path, run: bool, watch: bool, out: Any = sys.stdout) -> int:
         print("\nstopped", file=out, flush=True)
         return 130
     return watch_folder(folder, out) if watch else 0
+
+
+AFTER_CHECK.append(record_progress)  # every check of the learner's objects is noted
