@@ -356,6 +356,8 @@ class Redactor:
         # leaves it as it was.) The values of these names are read on every call, so a
         # changed key is caught at once.
         raw = getattr(os.environ, "_data", None)
+        if isinstance(raw, dict) and self._env_keys is not None and raw.keys() == self._env_keys:
+            return self._env_names  # the same names (compared in place, no set built)
         keys = frozenset(raw) if isinstance(raw, dict) else frozenset(os.environ)
         if keys != self._env_keys:
             names = {k for k in os.environ if is_secret_name(k)} | set(KEY_ENV_VARS)
@@ -417,7 +419,21 @@ class Redactor:
         """``text`` with every known secret and key-shaped string replaced by ``***``."""
         if not isinstance(text, str) or len(text) < MIN_SECRET_LEN:
             return text  # shorter than any needle or key shape ("ok", "", an exit code)
-        for form in self._current_needles().forms:
+        return self._replace(text, self._current_needles())
+
+    def redact_as_of(self, text: str, generation: object) -> str:
+        """``text`` redacted with the secrets known at ``generation`` (what :meth:`generation`
+        returned a moment ago, in the same step), without checking their sources again: a
+        skill's prompt, made at once of a body redacted under that generation. A generation
+        that is no longer the latest one this redactor computed means a full :meth:`redact`."""
+        if not isinstance(text, str) or len(text) < MIN_SECRET_LEN:
+            return text
+        if generation is not self._needles:
+            return self(text)
+        return self._replace(text, self._needles)
+
+    def _replace(self, text: str, needles: _Needles) -> str:
+        for form in needles.forms:
             # str.__contains__ is a fast C search and most texts hold no secret at all; longest
             # first, so once a key is replaced none of its shorter encodings can match in it
             if form in text:

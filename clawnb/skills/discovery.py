@@ -91,11 +91,15 @@ class SkillCatalog:
     ignored_untrusted: int = 0
     workspace: Path | None = None
 
-    def get(self, name: str) -> Skill | None:
+    def __post_init__(self) -> None:
+        by_name: dict[str, Skill] = {}
         for skill in self.skills:
-            if skill.name == name:
-                return skill
-        return None
+            by_name.setdefault(skill.name, skill)  # the first one under a name, as before
+        object.__setattr__(self, "_by_name", by_name)
+
+    def get(self, name: str) -> Skill | None:
+        by_name: dict[str, Skill] = self._by_name  # type: ignore[attr-defined]
+        return by_name.get(name)
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.get(name) is not None

@@ -35,9 +35,10 @@ import functools
 import re
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from ..control.secrets import redact, redactor
 from .model import Skill
 
 __all__ = [
@@ -147,8 +148,6 @@ def substitute_context(
     """``text`` with each snippet's span replaced by its command's output (an inline one's
     without its trailing newline). ``outputs`` is in the order of ``commands``. The result is
     redacted: command output is the likeliest place for a key to turn up."""
-    from ..control.secrets import redact
-
     if len(outputs) != len(commands):
         raise ValueError(f"{len(commands)} snippet(s) but {len(outputs)} output(s)")
     pieces: list[str] = []
@@ -193,30 +192,30 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
 @dataclass
 class _Substitution:
     arguments: str
-    words: list[str]
+    words: list[str] | None  # None: split when a placeholder first needs them
     names: tuple[str, ...]
     variables: dict[str, str]
     used: bool = False
 
+    def _words(self) -> list[str]:
+        if self.words is None:
+            self.words = split_arguments(self.arguments)
+        return self.words
+
     def __call__(self, m: re.Match[str]) -> str:
-        if m.group("index") is not None or m.group("pos") is not None:
-            index = int(m.group("index") if m.group("index") is not None else m.group("pos"))
-            if index < len(self.words):
-                self.used = True
-                return self.words[index]
-            return m.group(0)
-        if m.group("var") is not None:
+        group = m.lastgroup  # one alternative matched: its group, or none for $ARGUMENTS
+        if group is None:
+            self.used = True  # $ARGUMENTS
+            return self.arguments
+        if group == "var":
             value = self.variables.get(m.group("var"))
             return value if value is not None else m.group(0)
-        name = m.groupdict().get("name")
-        if name is not None:
-            position = self.names.index(name)
-            if position < len(self.words):
-                self.used = True
-                return self.words[position]
-            return m.group(0)
-        self.used = True  # $ARGUMENTS
-        return self.arguments
+        words = self._words()
+        index = int(m.group(group)) if group != "name" else self.names.index(m.group(group))
+        if index < len(words):
+            self.used = True
+            return words[index]
+        return m.group(0)
 
 
 def _substituter(
@@ -253,26 +252,115 @@ def _append(text: str, sub: _Substitution) -> str:
 class PreparedPrompt:
     """A skill ready to send: ``text`` is its body with the arguments filled in and the
     dynamic-context snippets still in place; ``commands`` are those snippets, for the caller
-    to run through the session's gate. What the model may see is :meth:`render`'s result."""
+    to run through the session's gate. What the model may see is :meth:`render`'s result.
+    ``generation`` is the redactor's generation the body was read under (``None`` for a body
+    the caller gave)."""
 
     skill: Skill
     arguments: str
     text: str
     commands: tuple[ContextCommand, ...]
+    generation: object = field(default=None, compare=False, repr=False)
 
     def render(self, outputs: Sequence[str] | None = None) -> str:
         """The prompt with each snippet replaced by its output (``outputs``, in order) — or,
-        with ``outputs=None``, by a note that it was not run — secrets redacted."""
-        from ..control.secrets import redact
+        with ``outputs=None``, by a note that it was not run — secrets redacted.
 
+        A prompt without snippets is rendered as soon as it is prepared (nothing runs in
+        between), so it is redacted with the secrets known when its body was read
+        (:meth:`~clawnb.control.secrets.Redactor.redact_as_of`); snippets' outputs come later
+        and are redacted with the secrets known then."""
+        if not self.commands:
+            if self.generation is None:
+                return redact(self.text)
+            return redactor.redact_as_of(self.text, self.generation)
         if outputs is None:
             outputs = [
                 NOT_RUN.format(command=" ".join(c.command.split()) or "(empty)")
                 for c in self.commands
             ]
-        if not self.commands:
-            return redact(self.text)
         return substitute_context(self.text, self.commands, outputs)
+
+
+Pieces = tuple[tuple[str, ...], tuple[re.Match[str], ...]]
+"""A text cut at its placeholders: the ``n + 1`` literal stretches and the ``n`` matches."""
+
+
+def _pieces(text: str, pattern: re.Pattern[str]) -> Pieces:
+    literals: list[str] = []
+    matches: list[re.Match[str]] = []
+    last = 0
+    for m in pattern.finditer(text):
+        literals.append(text[last : m.start()])
+        matches.append(m)
+        last = m.end()
+    literals.append(text[last:])
+    return tuple(literals), tuple(matches)
+
+
+def _fill(pieces: Pieces, sub: _Substitution) -> str:
+    """``pattern.sub(sub, text)`` from the text's :func:`_pieces` (the same calls of ``sub``
+    in the same order, so its note of what was used is the same)."""
+    literals, matches = pieces
+    if not matches:
+        return literals[0]
+    out = [literals[0]]
+    for m, literal in zip(matches, literals[1:], strict=True):
+        out.append(sub(m))
+        out.append(literal)
+    return "".join(out)
+
+
+@dataclass(frozen=True, eq=False)
+class _Ready:
+    """A skill's body taken apart once: its snippets (``found``), the text around them and
+    each snippet's command cut at the skill's placeholders (``gaps[i]`` is the text before
+    snippet ``i``, the last one the text after them all), and the variables that stay the
+    same from one invocation to the next."""
+
+    source: str
+    pattern: re.Pattern[str]
+    found: tuple[ContextCommand, ...]
+    gaps: tuple[Pieces, ...]
+    commands: tuple[Pieces, ...]
+    variables: dict[str, str]
+
+    def variables_for(self, session_id: str | None) -> dict[str, str]:
+        if not session_id:
+            return self.variables
+        return {**self.variables, "CLAUDE_SESSION_ID": session_id, "CLAW_SESSION_ID": session_id}
+
+
+_READY: dict[int, tuple[Skill, _Ready]] = {}
+"""Each skill's :class:`_Ready`, kept by the very :class:`Skill` value and the very body
+string :meth:`Skill.read_body` returns: an edited SKILL.md is another string, so it is taken
+apart again on the next ``/NAME``."""
+
+
+def _ready(skill: Skill, source: str) -> _Ready:
+    kept = _READY.get(id(skill))
+    if kept is not None and kept[0] is skill and kept[1].source is source:
+        return kept[1]
+    _sub, pattern = _substituter(skill, "", None)
+    found = tuple(find_context_commands(source))
+    gaps: list[Pieces] = []
+    last = 0
+    for command in found:
+        gaps.append(_pieces(source[last : command.start], pattern))
+        last = command.end
+    gaps.append(_pieces(source[last:], pattern))
+    ready = _Ready(
+        source,
+        pattern,
+        found,
+        tuple(gaps),
+        tuple(_pieces(c.command, pattern) for c in found),
+        _sub.variables,
+    )
+    if len(_READY) > 1000:
+        _READY.clear()
+    _READY[id(skill)] = (skill, ready)
+    return ready
 
 
 def prepare_invocation(
@@ -286,18 +374,24 @@ def prepare_invocation(
     substitute ``arguments`` — in the text and in each snippet's command, never creating a new
     snippet — and return the :class:`PreparedPrompt`. Runs nothing. Raises
     :class:`~clawnb.skills.model.SkillError` when the body cannot be read."""
-    source = skill.load_body() if body is None else body
-    found = find_context_commands(source)
-    sub, pattern = _substituter(skill, arguments, session_id)
+    generation: object = None
+    if body is None:
+        source, generation = skill.read_body()
+    else:
+        source = body
+    ready = _ready(skill, source)
+    sub = _Substitution(arguments, None, skill.arguments, ready.variables_for(session_id))
+    if not ready.found:  # most bodies: no snippet
+        text = _append(_fill(ready.gaps[0], sub), sub)
+        return PreparedPrompt(skill, arguments, text, (), generation)
     pieces: list[str] = []
     commands: list[ContextCommand] = []
-    last = 0
     length = 0
-    for command in found:
-        text = pattern.sub(sub, source[last : command.start])
+    for command, gap, words in zip(ready.found, ready.gaps, ready.commands, strict=False):
+        text = _fill(gap, sub)
         pieces.append(text)
         length += len(text)
-        filled = pattern.sub(sub, command.command)
+        filled = _fill(words, sub)
         span = _respell(command, filled)
         commands.append(
             ContextCommand(
@@ -306,10 +400,9 @@ def prepare_invocation(
         )
         pieces.append(span)
         length += len(span)
-        last = command.end
-    pieces.append(pattern.sub(sub, source[last:]))
+    pieces.append(_fill(ready.gaps[-1], sub))
     text = _append("".join(pieces), sub)
-    return PreparedPrompt(skill, arguments, text, tuple(commands))
+    return PreparedPrompt(skill, arguments, text, tuple(commands), generation)
 
 
 def _respell(command: ContextCommand, filled: str) -> str:
@@ -336,7 +429,6 @@ def reattachment(
     ``per_skill_tokens`` and all of them to ``total_tokens`` (the same limits as Claude
     Code). A skill that can no longer be read is named with the reason. Redacted; ``""``
     when there is nothing to attach."""
-    from ..control.secrets import redact
     from .listing import estimate_text_tokens
     from .model import SkillError
 

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..errors import ClawError
+from ..control.secrets import redactor
+from ..errors import ClawError, UnsafeFileError
 
 __all__ = [
     "FOREIGN_KEYS",
@@ -155,16 +156,15 @@ def read_skill_file(path: Path, *, root: Path, max_bytes: int = MAX_SKILL_BYTES)
     return read_workspace_text(path, root=root, max_bytes=max_bytes)
 
 
-# What the safe reader last returned for a skill file, under the file's identity then: a
-# body is read again at every invocation (an edited skill is used as it is now), but when the
-# path is still the same regular file — not a link, same device, inode, size, mtime and ctime
-# (a rename, a swap for a link or a write changes one of them) — the text read safely before
-# is that file's text. This keeps `/NAME` within 1.1x a plain prompt (bench_skills.py): the
-# safe reader's checks cost more than the rest of an invocation.
-_READ: dict[tuple[Path, Path], tuple[tuple[int, ...], str]] = {}
-_BODIES: dict[Path, tuple[str, object, str]] = {}
-"""The redacted body of each SKILL.md: kept while the file's text (the very object in
-``_READ``) and the redactor's known secrets (its generation) are the same."""
+# Each SKILL.md as last read: ``(root, identity, text, generation, body)``. A body is read again
+# at every invocation (an edited skill is used as it is now), but when the path is still the
+# same regular file — not a link, same device, inode, size, mtime and ctime (a rename, a swap
+# for a link or a write changes one of them) — the text the safe reader returned before is
+# that file's text; and while the redactor's known secrets are the same (its generation), the
+# body redacted before is that text's body. One ``stat`` and one look at the redactor's
+# sources then stand for the safe reader's checks, the split and the redaction: `/NAME`
+# stays within 1.1x a plain prompt (bench_skills.py).
+_KEPT: dict[Path, tuple[Path, tuple[int, ...], str, object, str]] = {}
 
 
 def _identity(path: Path) -> tuple[int, ...] | None:
@@ -175,19 +175,6 @@ def _identity(path: Path) -> tuple[int, ...] | None:
     if not stat.S_ISREG(st.st_mode):
         return None  # a link (or anything else) is read through the safe reader every time
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _read_body_text(path: Path, root: Path) -> str:
-    before = _identity(path)
-    cached = _READ.get((path, root))
-    if before is not None and cached is not None and cached[0] == before:
-        return cached[1]
-    text = read_skill_file(path, root=root)
-    if before is not None and _identity(path) == before:  # unchanged while it was read
-        if len(_READ) > 1000:
-            _READ.clear()
-        _READ[(path, root)] = (before, text)
-    return text
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -599,29 +586,48 @@ class Skill:
         """The skill's instructions, read from disk now through the safe reader, with every
         known secret replaced by ``***``. Raises :class:`SkillError` with one line when the
         file is gone, unreadable or no longer well formed."""
-        from ..control.secrets import redactor
-        from ..errors import UnsafeFileError
+        return self.read_body()[0]
 
-        try:
-            text = _read_body_text(self.path, self.root)
-        except UnsafeFileError as exc:
-            raise SkillError(f"skill '{self.name}' not read: {exc}") from None
-        except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            raise SkillError(f"skill '{self.name}' not read: {self.path}: {reason}") from None
-        generation = redactor.generation()
-        kept = _BODIES.get(self.path)
-        if kept is not None and kept[0] is text and kept[1] is generation:
-            return kept[2]
+    def read_body(self) -> tuple[str, object]:
+        """:meth:`load_body`'s text, and the redactor's generation it was redacted under
+        (:meth:`clawnb.control.secrets.Redactor.generation`): what a caller that builds a
+        prompt from the body at once redacts that prompt with
+        (:meth:`~clawnb.control.secrets.Redactor.redact_as_of`), without checking the
+        secrets' sources a second time."""
+        path, root = self.path, self.root
+        identity = _identity(path)
+        kept = _KEPT.get(path)
+        if (
+            identity is not None
+            and kept is not None
+            and kept[1] == identity
+            and (kept[0] is root or kept[0] == root)
+        ):
+            generation = redactor.generation()
+            if kept[3] is generation:
+                return kept[4], generation
+            text = kept[2]
+        else:
+            try:
+                text = read_skill_file(path, root=root)
+            except UnsafeFileError as exc:
+                raise SkillError(f"skill '{self.name}' not read: {exc}") from None
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                raise SkillError(f"skill '{self.name}' not read: {path}: {reason}") from None
+            if identity is not None and _identity(path) != identity:
+                identity = None  # it changed while it was read: used once, not kept
+            generation = redactor.generation()
         try:
             _front, body = split_frontmatter(text)
         except ValueError as exc:
-            raise SkillError(f"skill '{self.name}': {self.path}: {exc}") from None
+            raise SkillError(f"skill '{self.name}': {path}: {exc}") from None
         body = redactor(body)
-        if len(_BODIES) > 1000:
-            _BODIES.clear()
-        _BODIES[self.path] = (text, generation, body)
-        return body
+        if identity is not None:
+            if len(_KEPT) > 1000:
+                _KEPT.clear()
+            _KEPT[path] = (root, identity, text, generation, body)
+        return body, generation
 
     def files(self, limit: int = 100) -> list[Path]:
         """The files in the skill's folder besides SKILL.md (references, scripts, examples),

@@ -231,3 +231,34 @@ def test_arguments_split_into_the_words_a_shell_would_make(arguments: str) -> No
     except ValueError:
         expected = arguments.split()
     assert split_arguments(arguments) == expected
+
+
+def test_an_edited_skill_md_is_taken_apart_again_on_the_next_invocation(tmp_path: Path) -> None:
+    # the body, its snippets and its placeholders are kept between invocations; an edit (a new
+    # placeholder, a snippet) and a secret that appears in the workspace's .env are seen at once
+    from clawnb.control.secrets import watch_dotenv
+    from clawnb.skills.discovery import load_folder
+
+    folder = tmp_path / ".claw" / "skills" / "rep"
+    folder.mkdir(parents=True)
+    path = folder / "SKILL.md"
+    path.write_text("---\ndescription: r\n---\nReport $ARGUMENTS.\n", encoding="utf-8")
+    skill = load_folder(folder).get("rep")
+    assert skill is not None
+    assert prepare_invocation(skill, "q1").render() == "Report q1.\n"
+    assert prepare_invocation(skill, "q2").render() == "Report q2.\n"  # kept, other arguments
+
+    path.write_text(
+        "---\ndescription: r\n---\nReport $0 for Xk93ZpL0qW7vB2nR8sT4yU6.\n!`date`\n",
+        encoding="utf-8",
+    )
+    prepared = prepare_invocation(skill, "q3 extra")
+    assert [c.command for c in prepared.commands] == ["date"]
+    assert prepared.render(["today"]) == "Report q3 for Xk93ZpL0qW7vB2nR8sT4yU6.\ntoday\n"
+
+    watch_dotenv(tmp_path)
+    (tmp_path / ".env").write_text("SERVICE_TOKEN=Xk93ZpL0qW7vB2nR8sT4yU6\n", encoding="utf-8")
+    path.write_text(
+        "---\ndescription: r\n---\nUse Xk93ZpL0qW7vB2nR8sT4yU6 for $0.\n", encoding="utf-8"
+    )
+    assert prepare_invocation(skill, "q4").render() == "Use *** for q4.\n"
