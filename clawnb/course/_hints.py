@@ -243,6 +243,11 @@ NUDGES: dict[str, str] = {
     "test_session_in_plan_mode_refuses_a_write": "Hiding write from the tools offered is not "
     "enough: in plan mode a call to a tool outside SAFE gets an error result and never runs, "
     "whatever the approver would say.",
+    "test_session_talks_to_the_server_its_workspace_names": "When agent.toml has a [provider] "
+    "table, build your chapter-5b provider from it before anything uses the provider: "
+    "OpenRouterProvider(api_key=os.environ.get(table.get('api_key_env', 'OPENROUTER_API_KEY'), "
+    "''), model=table['model']).base_url(table['base_url']), and keep it as self.provider (the "
+    "compactor uses it too). Never write the key into the file.",
     "test_session_keeps_an_approved_write_inside_the_workspace": "Wrap each tool before it "
     "goes into the ToolSet: SafeToolWrapper(tool, [PathValidator(workspace), "
     "CommandFilter.default_filters(), ProtectedFileCheck(['.env', '.env.*'])]). The gate's "

@@ -344,3 +344,40 @@ async def test_session_offers_the_tools_of_the_workspaces_mcp_servers_and_asks_f
     assert person.asked == ["mcp__fake__echo"]
     result = _first_result(session)
     assert result.content == "hello\n(echoed)"
+
+
+@suite.test
+async def test_session_talks_to_the_server_its_workspace_names(impl, tmp):
+    # Chapter 5b built a provider: with [provider] in .claw/agent.toml the session talks to
+    # that server through it (the key from the variable api_key_env names), not through the
+    # provider the front end passed in.
+    from ._http_fixture import LoopbackServer, http_response, sse_body
+
+    reply = sse_body(
+        [
+            'data: {"choices":[{"delta":{"content":"hi from the workspace\'s server"}}]}',
+            "",
+            'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}',
+            "",
+            "data: [DONE]",
+            "",
+        ]
+    )
+    os.environ["CLAWNB_COURSE_TEST_KEY"] = "sk-course-test"
+    try:
+        async with LoopbackServer(http_response(reply)) as server:
+            (tmp / ".claw").mkdir(exist_ok=True)
+            (tmp / ".claw" / "agent.toml").write_text(
+                f'[provider]\nbase_url = "{server.url}"\nmodel = "course-model"\n'
+                'api_key_env = "CLAWNB_COURSE_TEST_KEY"\n'
+            )
+            session, front_ends = _session(impl, tmp, [text_turn("the front end's model")])
+            answer = await session.send("hello")
+    finally:
+        del os.environ["CLAWNB_COURSE_TEST_KEY"]
+    assert front_ends.sent == [], "the front end's provider was asked instead"
+    assert len(server.requests) == 1, "one request reaches the workspace's server"
+    body = server.requests[0].json()
+    assert body["model"] == "course-model"
+    assert server.requests[0].headers.get("authorization") == "Bearer sk-course-test"
+    assert "hi from the workspace's server" in (answer or "")

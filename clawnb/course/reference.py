@@ -197,7 +197,8 @@ class CourseSession:
     Reading and searching run without asking; anything else goes through the gate, which asks
     the front end's approver (a card's buttons, a terminal prompt, a policy). From the
     workspace's ``.claw/``: ``agent.toml`` (hooks, ``max_result_chars``,
-    ``max_context_tokens``, ``[mcp.NAME]`` servers) and ``skills/NAME/SKILL.md``."""
+    ``max_context_tokens``, ``[mcp.NAME]`` servers, a ``[provider]`` to talk to through
+    chapter 5b's provider instead of the front end's) and ``skills/NAME/SKILL.md``."""
 
     SAFE = ("read", "glob", "grep", "skill")
 
@@ -219,6 +220,8 @@ class CourseSession:
         claw = Path(workspace) / ".claw"
         file = claw / "agent.toml"
         settings = tomllib.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+        if "provider" in settings:  # the workspace names a server: talk to it with chapter 5b's
+            provider = self.provider = _own_provider(parts, settings["provider"])
         self.hooks = HookRunner(settings.get("hooks", {}), cwd=self.workspace)
         self.results = ResultStore(
             claw / "results", max_chars=settings.get("max_result_chars", 4000)
@@ -375,6 +378,9 @@ class _ReferenceParts:
         )
         self.gate = gate
         self.SafeToolWrapper = SafeToolWrapper
+        from ..providers.openai import OpenRouterProvider
+
+        self.OpenRouterProvider = OpenRouterProvider
 
     @staticmethod
     def guards(workspace: Any) -> list[Any]:
@@ -385,6 +391,16 @@ class _ReferenceParts:
             CommandFilter.default_filters(),
             ProtectedFileCheck([".env", ".env.*"]),
         ]
+
+
+def _own_provider(parts: Any, table: dict[str, Any]) -> Any:
+    """Chapter 5b's provider for ``[provider]`` of ``.claw/agent.toml``: ``base_url``,
+    ``model``, and the environment variable holding the key (``api_key_env``, default
+    ``OPENROUTER_API_KEY``; the key itself never goes in the file)."""
+    import os
+
+    key = os.environ.get(table.get("api_key_env", "OPENROUTER_API_KEY"), "")
+    return parts.OpenRouterProvider(api_key=key, model=table["model"]).base_url(table["base_url"])
 
 
 def make_session(provider: Any, workspace: Any, history: list[Message]) -> CourseSession:

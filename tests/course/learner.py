@@ -352,6 +352,21 @@ BUGS = [
         "test_session_in_plan_mode_refuses_a_write",
     ),
     Bug(
+        "workspace-provider-ignored",
+        "ch20",
+        "20",
+        "setting read, not used",
+        "            self.provider = provider\n",
+        "",
+        "test_session_talks_to_the_server_its_workspace_names",
+        (
+            (
+                "            provider = OpenRouterProvider(",
+                "            unused = OpenRouterProvider(",
+            ),
+        ),
+    ),
+    Bug(
         "session-tools-without-the-safety-checks",
         "ch20",
         "20",
