@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from ..tools.base import ToolError
 from ..types import ToolDefinition, ToolSet
-from ._helpers import (
-    Recorder,
-    file_with,
-    kinds,
-    raises,
-    read_call,
-    text_turn,
-    tool_results,
-    tool_turn,
-)
+from . import _helpers as h
 from ._suite import Suite
 
 suite = Suite("single_turn", "single_turn", chapters=["ch03", "ch07"])
@@ -31,87 +22,89 @@ async def _answer(impl, prompt, *responses):
 
 @suite.test
 async def test_single_turn_direct_response(impl, tmp):
-    assert await _answer(impl, "Hi", text_turn("Hello!")) == "Hello!"
+    assert await _answer(impl, "Hi", h.text_turn("Hello!")) == "Hello!"
 
 
 @suite.test
 async def test_single_turn_one_tool_call(impl, tmp):
-    f = file_with(tmp / "test.txt", "file content")
-    final = text_turn("The file contains: file content")
-    result = await _answer(impl, "Read test.txt", tool_turn(read_call("call_1", f)), final)
+    f = h.file_with(tmp / "test.txt", "file content")
+    final = h.text_turn("The file contains: file content")
+    result = await _answer(impl, "Read test.txt", h.tool_turn(h.read_call("call_1", f)), final)
     assert result == "The file contains: file content"
 
 
 @suite.test
 async def test_single_turn_unknown_tool(impl, tmp):
-    fake = tool_turn(("call_1", "nonexistent", {}))
-    sorry = text_turn("Sorry, that tool doesn't exist.")
+    fake = h.tool_turn(("call_1", "nonexistent", {}))
+    sorry = h.text_turn("Sorry, that tool doesn't exist.")
     assert await _answer(impl, "Use a fake tool", fake, sorry) == "Sorry, that tool doesn't exist."
 
 
 @suite.test
 async def test_single_turn_empty_text_response(impl, tmp):
-    assert await _answer(impl, "Hi", text_turn(None)) == ""
+    assert await _answer(impl, "Hi", h.text_turn(None)) == ""
 
 
 @suite.test
 async def test_single_turn_tool_call_with_text(impl, tmp):
-    f = file_with(tmp / "data.txt", "data")
-    turn = tool_turn(read_call("call_1", f), text="Let me read that.")
-    result = await _answer(impl, "Read it", turn, text_turn("The data is: data"))
+    f = h.file_with(tmp / "data.txt", "data")
+    turn = h.tool_turn(h.read_call("call_1", f), text="Let me read that.")
+    result = await _answer(impl, "Read it", turn, h.text_turn("The data is: data"))
     assert result == "The data is: data"
 
 
 @suite.test
 async def test_single_turn_multiple_tool_calls_one_round(impl, tmp):
-    a = file_with(tmp / "a.txt", "alpha")
-    b = file_with(tmp / "b.txt", "beta")
-    both = tool_turn(read_call("call_1", a), read_call("call_2", b))
-    assert await _answer(impl, "Read both", both, text_turn("Both read")) == "Both read"
+    a = h.file_with(tmp / "a.txt", "alpha")
+    b = h.file_with(tmp / "b.txt", "beta")
+    both = h.tool_turn(h.read_call("call_1", a), h.read_call("call_2", b))
+    assert await _answer(impl, "Read both", both, h.text_turn("Both read")) == "Both read"
 
 
 @suite.test
 async def test_single_turn_tool_error_propagates(impl, tmp):
-    missing = tool_turn(read_call("call_1", tmp / "missing.txt"))
-    result = await _answer(impl, "Read missing", missing, text_turn("File not found"))
+    missing = h.tool_turn(h.read_call("call_1", tmp / "missing.txt"))
+    result = await _answer(impl, "Read missing", missing, h.text_turn("File not found"))
     assert result == "File not found"
 
 
 @suite.test
 async def test_single_turn_no_tools_registered(impl, tmp):
-    provider = impl.MockProvider([text_turn("I can answer without tools")])
+    provider = impl.MockProvider([h.text_turn("I can answer without tools")])
     result = await impl.single_turn(provider, ToolSet(), "Question")
     assert result == "I can answer without tools"
 
 
 @suite.test
 async def test_single_turn_provider_error_propagates(impl, tmp):
-    assert await raises(_answer(impl, "Hi"))
+    assert await h.raises(_answer(impl, "Hi"))
 
 
 @suite.test
 async def test_single_turn_final_response_none_text(impl, tmp):
-    f = file_with(tmp / "f.txt", "x")
-    assert await _answer(impl, "Read", tool_turn(read_call("call_1", f)), text_turn(None)) == ""
+    f = h.file_with(tmp / "f.txt", "x")
+    assert (
+        await _answer(impl, "Read", h.tool_turn(h.read_call("call_1", f)), h.text_turn(None)) == ""
+    )
 
 
 @suite.test
 async def test_single_turn_tool_call_missing_arg(impl, tmp):
-    no_path = tool_turn(("call_1", "read", {}))
-    result = await _answer(impl, "Read nothing", no_path, text_turn("Missing path argument"))
+    no_path = h.tool_turn(("call_1", "read", {}))
+    result = await _answer(impl, "Read nothing", no_path, h.text_turn("Missing path argument"))
     assert result == "Missing path argument"
 
 
 @suite.test
 async def test_single_turn_mixed_known_and_unknown_tools(impl, tmp):
-    f = file_with(tmp / "known.txt", "known")
-    mixed = tool_turn(read_call("call_1", f), ("call_2", "unknown_tool", {}))
-    assert await _answer(impl, "Mixed", mixed, text_turn("done")) == "done"
+    f = h.file_with(tmp / "known.txt", "known")
+    mixed = h.tool_turn(h.read_call("call_1", f), ("call_2", "unknown_tool", {}))
+    assert await _answer(impl, "Mixed", mixed, h.text_turn("done")) == "done"
 
 
 @suite.test
 async def test_single_turn_long_prompt(impl, tmp):
-    assert await _answer(impl, "x" * 10_000, text_turn("Got it")) == "Got it"
+    assert await _answer(impl, "x" * 10_000, h.text_turn("Got it")) == "Got it"
 
 
 class _EchoTool:
@@ -129,28 +122,30 @@ class _EchoTool:
 async def test_single_turn_multiple_tools_available(impl, tmp):
     tools = ToolSet().with_(impl.ReadTool()).with_(_EchoTool())
     assert len(tools.definitions()) == 2
-    provider = impl.MockProvider([text_turn("hello")])
+    provider = impl.MockProvider([h.text_turn("hello")])
     assert await impl.single_turn(provider, tools, "Hi") == "hello"
 
 
 @suite.test
 async def test_single_turn_sends_a_valid_history(impl, tmp):
     # Not in the book: the second request must carry the turn, then its results, in order.
-    f = file_with(tmp / "a.txt", "alpha")
-    provider = Recorder([tool_turn(read_call("c1", f)), text_turn("done")])
+    f = h.file_with(tmp / "a.txt", "alpha")
+    provider = h.Recorder([h.tool_turn(h.read_call("c1", f)), h.text_turn("done")])
     assert await impl.single_turn(provider, _tools(impl), "Read a.txt") == "done"
-    assert kinds(provider.sent[1]) == ["User", "Assistant", "ToolResult"]
+    assert h.kinds(provider.sent[1]) == ["User", "Assistant", "ToolResult"]
 
 
 @suite.test
 async def test_single_turn_files_each_result_under_its_call_id(impl, tmp):
     # Not in the book: the API pairs a result with its call by the call's id (two calls to
     # the same tool share a name, never an id).
-    a = file_with(tmp / "a.txt", "alpha")
-    b = file_with(tmp / "b.txt", "beta")
-    provider = Recorder([tool_turn(read_call("c1", a), read_call("c2", b)), text_turn("done")])
+    a = h.file_with(tmp / "a.txt", "alpha")
+    b = h.file_with(tmp / "b.txt", "beta")
+    provider = h.Recorder(
+        [h.tool_turn(h.read_call("c1", a), h.read_call("c2", b)), h.text_turn("done")]
+    )
     assert await impl.single_turn(provider, _tools(impl), "Read both") == "done"
-    assert tool_results(provider.sent[1]) == [("c1", "alpha"), ("c2", "beta")]
+    assert h.tool_results(provider.sent[1]) == [("c1", "alpha"), ("c2", "beta")]
 
 
 class _BrokenTool:
@@ -166,8 +161,8 @@ class _BrokenTool:
 async def test_single_turn_keeps_the_tools_error_message(impl, tmp):
     # Not in the book's tests, but its rule: a failing tool's result is "error: {message}",
     # so the model can tell why and react (wait, try another way), not just that it failed.
-    provider = Recorder([tool_turn(("c1", "fetch_report", {})), text_turn("I'll wait.")])
+    provider = h.Recorder([h.tool_turn(("c1", "fetch_report", {})), h.text_turn("I'll wait.")])
     tools = ToolSet().with_(_BrokenTool())
     assert await impl.single_turn(provider, tools, "Get the report") == "I'll wait."
-    told = [content for _, content in tool_results(provider.sent[1])]
+    told = [content for _, content in h.tool_results(provider.sent[1])]
     assert told == ["error: the report server is down until 9:00"]

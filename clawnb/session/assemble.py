@@ -309,11 +309,12 @@ class AgentSession:
         agent = SimpleAgent(
             provider,
             tools=kept,
-            # the child's start and end are not the session's: only its tool calls pass
-            gate=ToolCallsOnly(gate),
-            max_turns=max_turns,
             system_prompt=system_prompt,
+            max_turns=max_turns,
             context=context,
+            # shared with the parent: its rules (the child's start and end are not the
+            # session's, so only its tool calls pass) and its scrubbing of results
+            gate=ToolCallsOnly(gate),
             result_limit=self.agent.result_limit,
         )
         return AgentSession(
