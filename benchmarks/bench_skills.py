@@ -17,7 +17,8 @@ costs before the model hears anything.
    ratio (HTTP) <= 1.1.
 
    Measured (2 CPUs shared, load 1.4-3.0): 1.16-1.17 (was 1.18-1.20 before the per-skill
-   caches, same runs alternated); in-process 0.101 vs 0.063 ms. Profiling showed why HTTP
+   caches, same runs alternated); in-process 0.101 vs 0.063 ms. On a quiet machine (load
+   0.1-0.3) 1.10-1.14 over seven runs, the noise between runs of 300 about +-0.02. Profiling showed why HTTP
    magnifies the gap: after each round trip the first code and system calls of a turn run
    on cold caches, so the skill's ~40 µs of warm work (one stat of SKILL.md, one look at the
    redactor's sources, dispatch, substitution) costs ~150 µs there, while a tight loop of the

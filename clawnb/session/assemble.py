@@ -477,7 +477,8 @@ class AgentSession:
 
     async def _send(self, prompt: str, on_event: AgentEventCallback | None) -> str:
         await self._fit_resumed()
-        with self.checkpoints.turn(_label(prompt)):
+        # the turn's files are listed under what the person typed (``/NAME args`` for a skill)
+        with self.checkpoints.turn(_label(self._next_label or prompt)):
             message = await self._prompt_message(prompt)
             self.history.append(message)
             hooks = self.hook_engine if self.parent is None else None
@@ -1005,7 +1006,7 @@ def _duration(seconds: float) -> str:
 
 
 def _label(prompt: str) -> str:
-    words = " ".join(prompt.split())
+    words = " ".join(prompt.lstrip()[:200].split())  # the head is enough for 40 characters
     return words if len(words) <= 40 else words[:39] + "…"
 
 

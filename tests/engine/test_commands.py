@@ -128,6 +128,15 @@ async def test_undo_through_the_api_puts_the_turns_files_back(session):
     assert "[1] you: make a file" in history and "✓ write new.txt" in history
 
 
+async def test_a_skill_turns_files_are_undone_under_what_the_person_typed(session):
+    # the whole body of /init goes to the model; the undo step is named by the command
+    await session.command("/init the data folder")
+    assert (session.workspace / "new.txt").read_text() == "made"
+    text = await session.command("/undo")
+    assert text.startswith("undo /init the data folder:"), text
+    assert not (session.workspace / "new.txt").exists()
+
+
 async def test_clear_then_resume_brings_the_conversation_back(session):
     await session.send("make a file")
     first = session.session_id
