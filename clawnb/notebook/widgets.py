@@ -354,6 +354,16 @@ class WidgetView(View):
         self._sent += len(bundle["text/markdown"])
 
     def _flush_widgets(self) -> None:
+        # the status line first: the front end applies updates one message at a time, and a
+        # footer sent after the text it counts was seen lagging it ("One" above "0 turns")
+        footer = (
+            "<div class='clawnb-muted' style='font-size:small'>"
+            f"{html.escape(self.status_line())}</div>"
+        )
+        if self.footer.value != footer:
+            self.footer.value = footer
+            self.updates += 1
+            self._sent += len(footer)
         running = False
         for block in self.transcript.blocks:
             if block.card is not None and block.card.status == RUNNING:
@@ -399,14 +409,6 @@ class WidgetView(View):
                     target.value = value
                     self.updates += 1
                     self._sent += len(value)
-        footer = (
-            "<div class='clawnb-muted' style='font-size:small'>"
-            f"{html.escape(self.status_line())}</div>"
-        )
-        if self.footer.value != footer:
-            self.footer.value = footer
-            self.updates += 1
-            self._sent += len(footer)
         running = True  # the status line's clock ticks while the cell runs
         if running and self._tick is None and not self._closed:
             try:

@@ -420,6 +420,20 @@ async def test_footer_counts_the_turn_that_is_still_streaming() -> None:
     assert "3 turns" in transcript_markdown(view.transcript)
 
 
+async def test_the_status_line_is_updated_before_the_text_it_counts() -> None:
+    # the front end applies widget updates one message at a time: a status line sent after
+    # the text was seen in a browser still saying "0 turns" under the first streamed word
+    view, _sink = make_view(interval=0.0)
+    order: list[str] = []
+    view.footer.observe(lambda change: order.append(f"status: {change['new']}"), "value")
+    view(AgentEvent.TextDelta("One two "))
+    text = view.transcript.blocks[-1].widget
+    text.observe(lambda change: order.append("text"), "outputs")
+    view.throttle.flush_now()
+    assert [o.split(":")[0] for o in order] == ["status", "text"], order
+    assert "1 turn" in order[0] and "writing" in order[0], order
+
+
 async def test_denied_card_says_denied_once(rendered_view) -> None:
     view, _ = rendered_view
     call = announce(view)
