@@ -309,6 +309,7 @@ class Redactor:
         self._environ = environ
         self._dotenv_dirs: dict[str, tuple[tuple[int, ...] | None, list[str]]] = {}
         self._env_keys: frozenset[Any] | None = None
+        self._env_order: tuple[Any, ...] | None = None  # os.environ's raw keys, as last seen
         self._env_names: tuple[str, ...] = ()
         self._env_raw: tuple[Any, ...] = ()  # the names as os.environ stores them (bytes)
         self._lock = threading.Lock()
@@ -356,8 +357,17 @@ class Redactor:
         # leaves it as it was.) The values of these names are read on every call, so a
         # changed key is caught at once.
         raw = getattr(os.environ, "_data", None)
-        if isinstance(raw, dict) and self._env_keys is not None and raw.keys() == self._env_keys:
-            return self._env_names  # the same names (compared in place, no set built)
+        if isinstance(raw, dict) and self._env_order is not None:
+            order = tuple(raw)
+            if order == self._env_order:
+                # the same key objects in the same order: compared by identity, along one array
+                # (a set comparison hashes every key, ~35 scattered reads of cold memory)
+                return self._env_names
+            self._env_order = order
+            if raw.keys() == self._env_keys:
+                return self._env_names  # the same names, in another order
+        elif isinstance(raw, dict):
+            self._env_order = tuple(raw)
         keys = frozenset(raw) if isinstance(raw, dict) else frozenset(os.environ)
         if keys != self._env_keys:
             names = {k for k in os.environ if is_secret_name(k)} | set(KEY_ENV_VARS)
@@ -389,8 +399,29 @@ class Redactor:
             tuple((path, _stat_stamp(path)) for path in files),
         )
 
+    def _unchanged(self, sources: tuple[Any, ...]) -> bool:
+        """Would :meth:`_sources` return ``sources`` now? Checked in place, stopping at the
+        first difference, without building the fingerprint: every tool result and streamed
+        chunk asks, and almost always nothing changed. (Whatever differs, :meth:`_sources`
+        then looks again in full, its side effects included.)"""
+        if len(sources) != 3 or sources[0] != len(self._registered):
+            return False
+        if self._environ and self._env_values() != sources[1]:
+            return False
+        files, seen = sources[2], 0
+        for directory, (stamp, listed) in self._dotenv_dirs.items():
+            if _stat_stamp(directory) != stamp:
+                return False  # a file created, deleted or renamed there: listed again
+            for path in listed:
+                if seen >= len(files) or files[seen] != (path, _stat_stamp(path)):
+                    return False
+                seen += 1
+        return seen == len(files)
+
     def _current_needles(self) -> _Needles:
         with self._lock:
+            if self._unchanged(self._needles.sources):
+                return self._needles
             sources = self._sources()
             if sources != self._needles.sources:
                 values = set(self._registered)

@@ -54,6 +54,7 @@ from ..types import (
     traits_of,
 )
 from ..usage import CostTracker
+from .commands import COMMANDS, ApiHost
 from .log import SessionInfo, SessionLog, SessionStore, write_ahead
 from .protocol import ApprovalProxy, InputProxy
 
@@ -665,8 +666,6 @@ class AgentSession:
         :mod:`clawnb.session.commands`): ``await session.command("/cost")``. A turn a command
         starts (``/plan``) streams to ``on_event``; without a reviewer a plan is returned, not
         executed. Unknown or misused commands raise :class:`~clawnb.errors.CommandError`."""
-        from .commands import COMMANDS, ApiHost
-
         return await COMMANDS.dispatch(line, session=self, host=ApiHost(self, on_event))
 
     def undo(self) -> str:

@@ -18,7 +18,6 @@ methods every front end may call — so a command behaves the same wherever it i
 from __future__ import annotations
 
 import difflib
-import inspect
 import shlex
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -244,8 +243,8 @@ class CommandRegistry:
             )
         context = CommandContext(session, host, args, self)
         result = command.handler(context)
-        if inspect.isawaitable(result):
-            result = await result
+        if result is not None and not isinstance(result, str):
+            result = await result  # an async handler (a plain one returns its text or None)
         hooks = getattr(session, "hook_engine", None) if _is_engine(session) else None
         if hooks is not None and hooks.wants("command_execute"):
             await hooks.fire("command_execute", message=line.strip())
@@ -334,8 +333,9 @@ def skill_command(session: Any, name: str) -> Command | None:
     from ..skills.runtime import invoke
 
     async def run(ctx: CommandContext) -> str | None:
-        on_event = ctx.host.on_event if isinstance(ctx.host, ApiHost) else None
-        return await invoke(ctx.engine, skill, ctx.args, send=ctx.host.run_turn, on_event=on_event)
+        host = ctx.host
+        on_event = host.on_event if isinstance(host, ApiHost) else None
+        return await invoke(ctx.session, skill, ctx.args, send=host.run_turn, on_event=on_event)
 
     command = Command(skill.name, skill.description, run, usage=skill.argument_hint or "")
     if len(_SKILL_COMMANDS) > 1000:

@@ -261,6 +261,8 @@ class PreparedPrompt:
     text: str
     commands: tuple[ContextCommand, ...]
     generation: object = field(default=None, compare=False, repr=False)
+    # a snippet-free prompt's redacted text, made when it was prepared (``None``: at render)
+    redacted: str | None = field(default=None, compare=False, repr=False)
 
     def render(self, outputs: Sequence[str] | None = None) -> str:
         """The prompt with each snippet replaced by its output (``outputs``, in order) — or,
@@ -271,6 +273,8 @@ class PreparedPrompt:
         (:meth:`~clawnb.control.secrets.Redactor.redact_as_of`); snippets' outputs come later
         and are redacted with the secrets known then."""
         if not self.commands:
+            if self.redacted is not None:
+                return self.redacted
             if self.generation is None:
                 return redact(self.text)
             return redactor.redact_as_of(self.text, self.generation)
@@ -324,6 +328,9 @@ class _Ready:
     gaps: tuple[Pieces, ...]
     commands: tuple[Pieces, ...]
     variables: dict[str, str]
+    # a snippet-free body's prompts by (arguments, session id), each ready to send under the
+    # redactor generation it was made with: ``/review`` run again costs two dictionary looks
+    prompts: dict[tuple[str, str | None], PreparedPrompt] = field(default_factory=dict)
 
     def variables_for(self, session_id: str | None) -> dict[str, str]:
         if not session_id:
@@ -380,10 +387,23 @@ def prepare_invocation(
     else:
         source = body
     ready = _ready(skill, source)
-    sub = _Substitution(arguments, None, skill.arguments, ready.variables_for(session_id))
     if not ready.found:  # most bodies: no snippet
+        key = (arguments, session_id)
+        kept = ready.prompts.get(key)
+        if kept is not None and generation is not None and kept.generation is generation:
+            return kept  # the same text, redacted with the secrets known now
+        sub = _Substitution(arguments, None, skill.arguments, ready.variables_for(session_id))
         text = _append(_fill(ready.gaps[0], sub), sub)
-        return PreparedPrompt(skill, arguments, text, (), generation)
+        if generation is None:  # a body the caller gave: redacted when it is rendered
+            return PreparedPrompt(skill, arguments, text, ())
+        prepared = PreparedPrompt(
+            skill, arguments, text, (), generation, redactor.redact_as_of(text, generation)
+        )
+        if len(ready.prompts) >= 32:
+            ready.prompts.clear()
+        ready.prompts[key] = prepared
+        return prepared
+    sub = _Substitution(arguments, None, skill.arguments, ready.variables_for(session_id))
     pieces: list[str] = []
     commands: list[ContextCommand] = []
     length = 0

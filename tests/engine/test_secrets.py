@@ -205,6 +205,26 @@ def test_a_dotenv_changed_after_its_stamp_settled_is_read_again(tmp_path):
     assert r("pw-changed!-0123456789") == "***"
 
 
+def test_a_folder_watched_later_and_a_settled_dotenv_removed_are_caught_at_once(tmp_path):
+    # everything dated long ago, so no "changed within the last second" rule helps: the
+    # kept needles must still notice a watched folder added, and a .env file gone
+    old = 1_600_000_000
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, key in ((first, "pw-first-0123456789"), (second, "pw-second-0123456789")):
+        folder.mkdir()
+        (folder / ".env").write_text(f"DB_PASSWORD={key}\n")
+        os.utime(folder / ".env", (old, old))
+        os.utime(folder, (old, old))
+    r = Redactor(environ=False)
+    r.watch_dotenv(first)
+    assert r("pw-first-0123456789 pw-second-0123456789") == "*** pw-second-0123456789"
+    r.watch_dotenv(second)
+    assert r("pw-first-0123456789 pw-second-0123456789") == "*** ***"
+    (first / ".env").unlink()
+    os.utime(first, (old, old))  # the folder's stamp as it was: only the file's is gone
+    assert r("pw-first-0123456789 pw-second-0123456789") == "pw-first-0123456789 ***"
+
+
 # -- streamed text ----------------------------------------------------------------------------
 
 

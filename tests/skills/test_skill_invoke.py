@@ -193,6 +193,28 @@ def test_a_body_read_before_a_key_was_known_is_redacted_once_it_is(world, monkey
     assert skill.load_body() == "Use *** please.\n"
 
 
+def test_a_prompt_run_again_is_made_again_when_its_file_its_arguments_or_the_keys_change(
+    world, monkeypatch
+) -> None:
+    # ``/review`` run twice reuses the prepared prompt; anything it was made from changing
+    # makes it again: the arguments, the file, a key that became known meanwhile
+    secret = "plainpassphrase-0b9d44e1c7"  # not key-shaped: only the known value masks it
+    path = world.skill(
+        ".claw/skills", "again", world.text("Again.", body=f"Check $ARGUMENTS {secret}")
+    )
+    skill = discover_skills(world.workspace, trusted=True, user_dir=world.user).get("again")
+    monkeypatch.delenv("CLAWNB_API_KEY", raising=False)
+    first = prepare_invocation(skill, "cells")
+    assert prepare_invocation(skill, "cells") is first  # kept: nothing changed
+    assert first.render() == f"Check cells {secret}\n"
+    assert prepare_invocation(skill, "files").render() == f"Check files {secret}\n"
+    assert prepare_invocation(skill, "cells", session_id="s1") is not first
+    monkeypatch.setenv("CLAWNB_API_KEY", secret)
+    assert prepare_invocation(skill, "cells").render() == "Check cells ***\n"
+    path.write_text(world.text("Again.", body="Edited: check $ARGUMENTS."), encoding="utf-8")
+    assert prepare_invocation(skill, "cells").render() == "Edited: check cells.\n"
+
+
 def test_the_body_is_read_when_invoked_not_when_discovered(world) -> None:
     path = world.skill(".claw/skills", "live", world.text("Live.", body="First version."))
     skill = discover_skills(world.workspace, trusted=True, user_dir=world.user).get("live")
