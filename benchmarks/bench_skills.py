@@ -16,13 +16,15 @@ costs before the model hears anything.
    building and sending the request and so shows the skill's own cost at its largest. Goal
    ratio (HTTP) <= 1.1.
 
-   Measured (2 CPUs shared, load 1.4-3.0): 1.16-1.17 (was 1.18-1.20 before the per-skill
-   caches, same runs alternated); in-process 0.101 vs 0.063 ms. On a quiet machine (load
-   0.1-0.3) 1.10-1.14 over seven runs, the noise between runs of 300 about +-0.02. Profiling showed why HTTP
-   magnifies the gap: after each round trip the first code and system calls of a turn run
-   on cold caches, so the skill's ~40 µs of warm work (one stat of SKILL.md, one look at the
-   redactor's sources, dispatch, substitution) costs ~150 µs there, while a tight loop of the
-   same warm length costs no more. The goal is not met yet.
+   Measured on a quiet 2-CPU machine (load 0.1-0.5), seven runs of 300: 1.07-1.12, median
+   1.11 (in-process 0.053 vs 0.039 ms); it was 1.10-1.14 before a skill run again reused
+   its prepared prompt and the redactor checked its sources in place, 1.18-1.20 before the
+   per-skill caches. The goal is not met in every run. Why the HTTP ratio magnifies the
+   gap: after each round trip the first system call of a kind runs cold (one stat of
+   SKILL.md ~33 us against ~3 us warm), and so does the Python of the command path; a skill
+   must stat its file and check the redactor's sources to stay exact (an edited SKILL.md, a
+   key added to .env, take effect on the very next /NAME), which alone costs ~55 us of the
+   ~85 us a plain request leaves for it on this machine.
 
 The ratios are printed last.
 
