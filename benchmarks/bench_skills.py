@@ -16,15 +16,15 @@ costs before the model hears anything.
    building and sending the request and so shows the skill's own cost at its largest. Goal
    ratio (HTTP) <= 1.1.
 
-   Measured on a quiet 2-CPU machine (load 0.1-0.5), seven runs of 300: 1.07-1.12, median
-   1.11 (in-process 0.053 vs 0.039 ms); it was 1.10-1.14 before a skill run again reused
-   its prepared prompt and the redactor checked its sources in place, 1.18-1.20 before the
-   per-skill caches. The goal is not met in every run. Why the HTTP ratio magnifies the
-   gap: after each round trip the first system call of a kind runs cold (one stat of
-   SKILL.md ~33 us against ~3 us warm), and so does the Python of the command path; a skill
-   must stat its file and check the redactor's sources to stay exact (an edited SKILL.md, a
-   key added to .env, take effect on the very next /NAME), which alone costs ~55 us of the
-   ~85 us a plain request leaves for it on this machine.
+   Measured on a quiet 2-CPU machine (load 0.1-0.7), nineteen runs of 300: 1.06-1.11, median
+   1.09, one run over 1.10 (in-process 0.050 vs 0.039 ms). The same code with the kernel's change reports
+   switched off, alternated with it: 1.14 three times (against 1.08-1.10); before, 1.10-1.14
+   without the kept prompts, 1.18-1.20 without the per-skill caches. Why HTTP magnified the
+   gap: after each round trip the first stat of a turn runs cold (~33 us against ~3 us warm;
+   a look at an epoll costs ~2 us, as the event loop keeps that call warm), so the kernel's
+   change reports now stand for the stats of SKILL.md and of the redactor's folders
+   (clawnb.control.watch): an edited SKILL.md, a key added to .env, still take effect on the
+   very next /NAME.
 
 The ratios are printed last.
 

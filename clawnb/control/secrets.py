@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus, urlsplit
 
+from .watch import Mark, watch
+
 __all__ = [
     "KEY_ENV_VARS",
     "REDACTION",
@@ -301,7 +303,9 @@ class Redactor:
     variables' current values, the number of variables (a new secret-looking one), each watched
     directory's and ``.env`` file's modification time, size and inode, and the number of
     registered values. A key added to the environment or to ``.env`` mid-session is therefore
-    caught by the very next call.
+    caught by the very next call. Where the kernel reports changes (Linux, a local filesystem:
+    :mod:`clawnb.control.watch`), one look at its event queue stands for the folders' and
+    files' stamps.
     """
 
     def __init__(self, values: Iterable[str] = (), *, environ: bool = True) -> None:
@@ -314,6 +318,10 @@ class Redactor:
         self._env_raw: tuple[Any, ...] = ()  # the names as os.environ stores them (bytes)
         self._lock = threading.Lock()
         self._needles = _Needles(sources=("never computed",), forms=())
+        # the kernel's marks on the watched folders and .env files the needles were made from
+        # (clawnb.control.watch); None: they are looked at with a stat on every call
+        self._marks: tuple[Mark, ...] | None = None
+        self._markable = True  # False where a mark could not be had: stats every time
 
     def register(self, value: str | None) -> None:
         """Remember one more secret value (shorter than 8 characters: ignored)."""
@@ -327,6 +335,7 @@ class Redactor:
         ``os.environ``, yet an approved ``read .env`` or a ``cat`` must not show them."""
         with self._lock:
             self._dotenv_dirs.setdefault(os.path.abspath(directory), (None, []))
+            self._marks, self._markable = None, True  # one more folder to look at
 
     # -- where the needles come from ---------------------------------------------------------
 
@@ -381,9 +390,14 @@ class Redactor:
         # The raw values (bytes), one per secret name: os.environ.get decodes the key and the
         # value every time (~1.5 µs a name, on every redaction); comparing the stored bytes
         # says just as well whether a key changed. They are decoded only when one did.
-        names = self._secret_env_names()
         raw = getattr(os.environ, "_data", None)
-        if isinstance(raw, dict) and len(self._env_raw) == len(names):
+        if not isinstance(raw, dict):
+            return tuple(os.environ.get(k) for k in self._secret_env_names())
+        if tuple(raw) == self._env_order:
+            names = self._env_names  # the same key objects in order: _secret_env_names's answer
+        else:
+            names = self._secret_env_names()
+        if len(self._env_raw) == len(names):
             return tuple(map(raw.get, self._env_raw))
         return tuple(os.environ.get(k) for k in names)
 
@@ -402,12 +416,15 @@ class Redactor:
     def _unchanged(self, sources: tuple[Any, ...]) -> bool:
         """Would :meth:`_sources` return ``sources`` now? Checked in place, stopping at the
         first difference, without building the fingerprint: every tool result and streamed
-        chunk asks, and almost always nothing changed. (Whatever differs, :meth:`_sources`
-        then looks again in full, its side effects included.)"""
+        chunk asks, and almost always nothing changed. Where the kernel reports changes to the
+        folders and files (:meth:`_mark_sources`), its word stands for their stamps, both ways.
+        (Whatever differs, :meth:`_sources` then looks again in full, its side effects too.)"""
         if len(sources) != 3 or sources[0] != len(self._registered):
             return False
         if self._environ and self._env_values() != sources[1]:
             return False
+        if self._marks is not None:  # the kernel's word on the folders and files, both ways
+            return watch.unchanged_all(self._marks)
         files, seen = sources[2], 0
         for directory, (stamp, listed) in self._dotenv_dirs.items():
             if _stat_stamp(directory) != stamp:
@@ -418,12 +435,35 @@ class Redactor:
                 seen += 1
         return seen == len(files)
 
+    def _mark_sources(self) -> None:
+        """Have the kernel report changes to the watched folders and ``.env`` files (see
+        :mod:`clawnb.control.watch`), so :meth:`_unchanged` need not ``stat`` them: marks taken
+        now, then kept only if the sources, looked at again after them, are still the needles'
+        (a change in between is seen by that look, one after it by the marks). Not while a
+        stamp is too recent to trust (:func:`_stat_stamp`): every call looks until it settles."""
+        sources = self._needles.sources
+        if not self._dotenv_dirs or any(len(stamp or ()) > 3 for _, stamp in sources[2]):
+            return
+        if any(len(stamp or ()) > 3 for stamp, _ in self._dotenv_dirs.values()):
+            return
+        paths = [*self._dotenv_dirs, *(path for path, _ in sources[2])]
+        marks = tuple(watch.mark(path) for path in paths)
+        if not all(m is not None for m in marks):
+            self._markable = False  # not here (no inotify, a network filesystem, a link)
+        elif self._sources() == sources:
+            self._marks = marks  # type: ignore[assignment]  # None was ruled out just above
+
     def _current_needles(self) -> _Needles:
         with self._lock:
             if self._unchanged(self._needles.sources):
+                if self._marks is None and self._markable:
+                    self._mark_sources()  # from now on the kernel's word stands for the stats
                 return self._needles
+            # a change the kernel reported is one even where the stamps look the same (a file
+            # rewritten at the same size, its time put back): the needles are made again
+            reported, self._marks = self._marks is not None, None
             sources = self._sources()
-            if sources != self._needles.sources:
+            if reported or sources != self._needles.sources:
                 values = set(self._registered)
                 for path, _stamp in sources[2]:
                     values |= _secret_values(read_dotenv_all(path))
@@ -438,6 +478,7 @@ class Redactor:
                 self._needles = _Needles(
                     sources=sources, forms=ordered, prefixes=_prefixes_by_last_char(ordered)
                 )
+            self._mark_sources()
             return self._needles
 
     def known_values(self) -> frozenset[str]:

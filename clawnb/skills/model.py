@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..control.secrets import redactor
+from ..control.watch import Mark, watch
 from ..errors import ClawError, UnsafeFileError
 
 __all__ = [
@@ -156,15 +157,16 @@ def read_skill_file(path: Path, *, root: Path, max_bytes: int = MAX_SKILL_BYTES)
     return read_workspace_text(path, root=root, max_bytes=max_bytes)
 
 
-# Each SKILL.md as last read: ``(root, identity, text, generation, body)``. A body is read again
-# at every invocation (an edited skill is used as it is now), but when the path is still the
-# same regular file — not a link, same device, inode, size, mtime and ctime (a rename, a swap
-# for a link or a write changes one of them) — the text the safe reader returned before is
+# Each SKILL.md as last read: ``(root, identity, text, generation, body, mark)``. A body is read
+# again at every invocation (an edited skill is used as it is now), but when the path is still
+# the same regular file — not a link, same device, inode, size, mtime and ctime (a rename, a
+# swap for a link or a write changes one of them) — the text the safe reader returned before is
 # that file's text; and while the redactor's known secrets are the same (its generation), the
-# body redacted before is that text's body. One ``stat`` and one look at the redactor's
-# sources then stand for the safe reader's checks, the split and the redaction: `/NAME`
-# stays within 1.1x a plain prompt (bench_skills.py).
-_KEPT: dict[Path, tuple[Path, tuple[int, ...], str, object, str]] = {}
+# body redacted before is that text's body. Where the kernel reports changes (``mark``, see
+# clawnb.control.watch), no event on the file or the folders on its way stands for the stat
+# itself: one look at the event queue and one at the redactor's sources then stand for the
+# safe reader's checks, the split and the redaction (bench_skills.py).
+_KEPT: dict[Path, tuple[Path, tuple[int, ...], str, object, str, Mark | None]] = {}
 
 
 def _identity(path: Path) -> tuple[int, ...] | None:
@@ -595,16 +597,20 @@ class Skill:
         (:meth:`~clawnb.control.secrets.Redactor.redact_as_of`), without checking the
         secrets' sources a second time."""
         path, root = self.path, self.root
-        identity = _identity(path)
         kept = _KEPT.get(path)
-        if (
-            identity is not None
-            and kept is not None
-            and kept[1] == identity
-            and (kept[0] is root or kept[0] == root)
-        ):
+        if kept is not None and not (kept[0] is root or kept[0] == root):
+            kept = None
+        identity: tuple[int, ...] | None
+        if kept is not None and watch.unchanged(kept[5]):
+            identity, mark = kept[1], kept[5]  # no event on it or the folders on its way
+        else:
+            mark = watch.mark(path)  # before the look whose answer is kept
+            identity = _identity(path)
+        if identity is not None and kept is not None and kept[1] == identity:
             generation = redactor.generation()
             if kept[3] is generation:
+                if kept[5] is not mark:
+                    _KEPT[path] = (*kept[:5], mark)
                 return kept[4], generation
             text = kept[2]
         else:
@@ -626,7 +632,7 @@ class Skill:
         if identity is not None:
             if len(_KEPT) > 1000:
                 _KEPT.clear()
-            _KEPT[path] = (root, identity, text, generation, body)
+            _KEPT[path] = (root, identity, text, generation, body, mark)
         return body, generation
 
     def files(self, limit: int = 100) -> list[Path]:

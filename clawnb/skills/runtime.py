@@ -87,7 +87,8 @@ class SessionSkills:
 
     def loaded(self, skill: Skill) -> None:
         """Remember that ``skill`` was loaded (the ``skill`` tool's ``on_load``, ``/NAME``)."""
-        self.in_use = [s for s in self.in_use if s.name != skill.name] + [skill]
+        if not self.in_use or self.in_use[-1] is not skill:  # the same one again: as it is
+            self.in_use = [s for s in self.in_use if s.name != skill.name] + [skill]
 
     def after_compaction(self, compactions: int) -> list[str]:
         """The reminder that gives the skills in use back once a compaction (the context

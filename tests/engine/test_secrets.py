@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import pickle
+import sys
 from urllib.parse import quote
 
 import pytest
@@ -223,6 +224,43 @@ def test_a_folder_watched_later_and_a_settled_dotenv_removed_are_caught_at_once(
     (first / ".env").unlink()
     os.utime(first, (old, old))  # the folder's stamp as it was: only the file's is gone
     assert r("pw-first-0123456789 pw-second-0123456789") == "pw-first-0123456789 ***"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the kernel's change reports are inotify's")
+def test_a_settled_dotenv_rewritten_behind_its_stamp_is_caught_at_once(tmp_path):
+    # the same size and, put back, the same modification time: a stat stamp cannot tell, the
+    # kernel's report of the write can (clawnb.control.watch stands for the stat)
+    env = tmp_path / ".env"
+    env.write_text("DB_PASSWORD=pw-before-0123456789\n")
+    old = 1_600_000_000
+    os.utime(env, (old, old))
+    os.utime(tmp_path, (old, old))
+    r = Redactor(environ=False)
+    r.watch_dotenv(tmp_path)
+    assert r("pw-before-0123456789") == "***"
+    assert r("pw-before-0123456789") == "***"  # kept: the kernel watches the file now
+    env.write_text("DB_PASSWORD=pw-behind-0123456789\n")
+    os.utime(env, (old, old))
+    assert r("pw-behind-0123456789") == "***"
+
+
+def test_a_dotenv_that_is_a_link_is_read_again_when_the_file_it_leads_to_changes(tmp_path):
+    target = tmp_path / "keys" / "team.env"
+    target.parent.mkdir()
+    target.write_text("DB_PASSWORD=pw-linked-0123456789\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".env").symlink_to(target)
+    old = 1_600_000_000
+    for path in (target, ws):
+        os.utime(path, (old, old))
+    r = Redactor(environ=False)
+    r.watch_dotenv(ws)
+    assert r("pw-linked-0123456789") == "***"
+    assert r("pw-linked-0123456789") == "***"
+    target.write_text("DB_PASSWORD=pw-rotated-0123456789\n")  # no event on the link itself
+    os.utime(target, (old + 5, old + 5))
+    assert r("pw-rotated-0123456789") == "***"
 
 
 # -- streamed text ----------------------------------------------------------------------------
