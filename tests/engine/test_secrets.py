@@ -7,6 +7,7 @@ import json
 import os
 import pickle
 import sys
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -192,37 +193,51 @@ def test_a_key_added_to_the_workspace_dotenv_mid_session_is_caught_at_once(tmp_p
     assert r("pw-replaced-9876543210 pw-created-0123456789") == "*** pw-created-0123456789"
 
 
-def test_a_dotenv_changed_after_its_stamp_settled_is_read_again(tmp_path):
-    env = tmp_path / ".env"
-    env.write_text("DB_PASSWORD=pw-settled-0123456789\n")
-    old = 1_600_000_000
-    os.utime(env, (old, old))
-    os.utime(tmp_path, (old, old))
+SETTLED = 1_600_000_000  # long ago: no "changed within the last second" rule helps
+
+
+def _settled(*paths: Path, at: int = SETTLED) -> None:
+    for path in paths:
+        os.utime(path, (at, at), follow_symlinks=False)
+
+
+def _watching(folder: Path) -> Redactor:
     r = Redactor(environ=False)
-    r.watch_dotenv(tmp_path)
-    assert r("pw-settled-0123456789") == "***"
+    r.watch_dotenv(folder)
+    return r
+
+
+def _settled_dotenv(folder: Path, password: str) -> tuple[Path, Redactor]:
+    """``folder/.env`` holding ``password``, both dated long ago, and a redactor watching
+    the folder that knows the password."""
+    env = folder / ".env"
+    env.write_text(f"DB_PASSWORD={password}\n")
+    _settled(env, folder)
+    r = _watching(folder)
+    assert r(password) == "***"
+    return env, r
+
+
+def test_a_dotenv_changed_after_its_stamp_settled_is_read_again(tmp_path):
+    env, r = _settled_dotenv(tmp_path, "pw-settled-0123456789")
     env.write_text("DB_PASSWORD=pw-changed!-0123456789\n")  # same size, new time
-    os.utime(env, (old + 5, old + 5))
+    _settled(env, at=SETTLED + 5)
     assert r("pw-changed!-0123456789") == "***"
 
 
 def test_a_folder_watched_later_and_a_settled_dotenv_removed_are_caught_at_once(tmp_path):
-    # everything dated long ago, so no "changed within the last second" rule helps: the
-    # kept needles must still notice a watched folder added, and a .env file gone
-    old = 1_600_000_000
+    # the kept needles must notice a watched folder added, and a .env file gone
     first, second = tmp_path / "first", tmp_path / "second"
     for folder, key in ((first, "pw-first-0123456789"), (second, "pw-second-0123456789")):
         folder.mkdir()
         (folder / ".env").write_text(f"DB_PASSWORD={key}\n")
-        os.utime(folder / ".env", (old, old))
-        os.utime(folder, (old, old))
-    r = Redactor(environ=False)
-    r.watch_dotenv(first)
+        _settled(folder / ".env", folder)
+    r = _watching(first)
     assert r("pw-first-0123456789 pw-second-0123456789") == "*** pw-second-0123456789"
     r.watch_dotenv(second)
     assert r("pw-first-0123456789 pw-second-0123456789") == "*** ***"
     (first / ".env").unlink()
-    os.utime(first, (old, old))  # the folder's stamp as it was: only the file's is gone
+    _settled(first)  # the folder's stamp as it was: only the file's is gone
     assert r("pw-first-0123456789 pw-second-0123456789") == "pw-first-0123456789 ***"
 
 
@@ -230,17 +245,10 @@ def test_a_folder_watched_later_and_a_settled_dotenv_removed_are_caught_at_once(
 def test_a_settled_dotenv_rewritten_behind_its_stamp_is_caught_at_once(tmp_path):
     # the same size and, put back, the same modification time: a stat stamp cannot tell, the
     # kernel's report of the write can (clawnb.control.watch stands for the stat)
-    env = tmp_path / ".env"
-    env.write_text("DB_PASSWORD=pw-before-0123456789\n")
-    old = 1_600_000_000
-    os.utime(env, (old, old))
-    os.utime(tmp_path, (old, old))
-    r = Redactor(environ=False)
-    r.watch_dotenv(tmp_path)
-    assert r("pw-before-0123456789") == "***"
+    env, r = _settled_dotenv(tmp_path, "pw-before-0123456789")
     assert r("pw-before-0123456789") == "***"  # kept: the kernel watches the file now
     env.write_text("DB_PASSWORD=pw-behind-0123456789\n")
-    os.utime(env, (old, old))
+    _settled(env)
     assert r("pw-behind-0123456789") == "***"
 
 
@@ -251,15 +259,12 @@ def test_a_dotenv_that_is_a_link_is_read_again_when_the_file_it_leads_to_changes
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / ".env").symlink_to(target)
-    old = 1_600_000_000
-    for path in (target, ws):
-        os.utime(path, (old, old))
-    r = Redactor(environ=False)
-    r.watch_dotenv(ws)
+    _settled(target, ws)
+    r = _watching(ws)
     assert r("pw-linked-0123456789") == "***"
     assert r("pw-linked-0123456789") == "***"
     target.write_text("DB_PASSWORD=pw-rotated-0123456789\n")  # no event on the link itself
-    os.utime(target, (old + 5, old + 5))
+    _settled(target, at=SETTLED + 5)
     assert r("pw-rotated-0123456789") == "***"
 
 
